@@ -1,0 +1,273 @@
+/*
+ * xal_backend.h -- the plugin ABI between libxal and a backend.
+ *
+ * A backend is a shared library that exports one symbol:
+ *
+ *   const xal_backend_table_t* xal_backend_get(uint32_t core_abi_version);
+ *
+ * It returns a table (static storage, never freed) that starts with
+ * {struct_size, abi_major, abi_minor, name, version} and then holds function
+ * pointers. The core refuses a table whose abi_major differs from its own
+ * (XAL_ERROR_ABI_MISMATCH) and accepts any older or newer minor: entries
+ * past the table's struct_size are treated as NULL. The plugin may return
+ * NULL if it cannot serve `core_abi_version`.
+ *
+ * Objects: the backend returns its own opaque objects (xal_b*_t); the core
+ * wraps them in public handles. The core checks every handle and argument
+ * before calling (null, kind, bounds through its allocation registry), so a
+ * backend may assume that what it gets is one of its own live objects.
+ *
+ * Errors: an entry returns an xal_status_t; before returning an error it
+ * should call services->set_error() with the vendor's code and a message.
+ * An entry never throws and never aborts.
+ *
+ * Threads: every entry may be called from any thread, concurrently, except
+ * init/shutdown which the core serialises.
+ *
+ * Optional entries: NULL means XAL_ERROR_NOT_SUPPORTED, or the core's own
+ * fallback where one exists (documented on the entry).
+ */
+#ifndef XAL_XAL_BACKEND_H_
+#define XAL_XAL_BACKEND_H_
+
+#include "xal/xal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xal_backend_s xal_backend_t; /* one backend instance */
+typedef struct xal_bdevice_s xal_bdevice_t;
+typedef struct xal_bstream_s xal_bstream_t;
+typedef struct xal_bevent_s xal_bevent_t;
+typedef struct xal_bmodule_s xal_bmodule_t;
+typedef struct xal_bkernel_s xal_bkernel_t;
+typedef struct xal_bcomm_s xal_bcomm_t;
+
+typedef struct xal_backend_table_t xal_backend_table_t;
+
+#define XAL_LOG_ERROR 0
+#define XAL_LOG_WARNING 1
+#define XAL_LOG_INFO 2
+#define XAL_LOG_DEBUG 3
+
+/* What the core offers a backend. Valid from init until shutdown returns. */
+typedef struct xal_backend_services_t {
+  size_t struct_size;
+  uint32_t core_abi_version;
+  /* Records the calling thread's error detail, which xal_last_error then
+   * shows: the status the entry will return, the vendor's code and its name
+   * (may be NULL) and a message. Returns `status` for convenience. */
+  xal_status_t (*set_error)(xal_status_t status, int64_t vendor_code,
+                            const char* vendor_name, const char* message);
+  /* Writes a log line (XAL_LOG level) under the backend's name. */
+  void (*log)(int level, const char* backend, const char* message);
+  /* Loads another backend by name or path for a wrapper (the fault
+   * backend): returns its table, which the wrapper then init()s itself.
+   * The core keeps the plugin loaded until shutdown. On failure returns an
+   * error and sets the detail (dlerror text, ABI mismatch). */
+  xal_status_t (*load_backend)(const char* name_or_path,
+                               const xal_backend_table_t** out_table,
+                               char* out_path, size_t path_capacity);
+  /* Reads a configuration value: the environment variable `key`. NULL if
+   * unset. The string lives until shutdown. */
+  const char* (*get_config)(const char* key);
+} xal_backend_services_t;
+
+typedef struct xal_backend_init_args_t {
+  size_t struct_size;
+  const xal_backend_services_t* services;
+  /* Backend-specific argument: the wrapped target for a wrapper
+   * ("fault:mock" gives "mock"), else NULL. */
+  const char* argument;
+} xal_backend_init_args_t;
+
+/* Describes a backend instance after init. */
+typedef struct xal_backend_describe_t {
+  size_t struct_size;
+  char name[64];           /* display name, e.g. "fault(mock)" */
+  char driver_version[64];
+  uint32_t flags;          /* XAL_BACKEND_FLAG_* */
+  char note[256];          /* e.g. "simulated driver" */
+} xal_backend_describe_t;
+
+/* Options a backend's native communicator receives. */
+typedef struct xal_bcomm_options_t {
+  size_t struct_size;
+  uint32_t timeout_ms;
+  uint32_t flags;
+} xal_bcomm_options_t;
+
+struct xal_backend_table_t {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char* name;    /* short name: "mock", "cuda" */
+  const char* version; /* plugin version string */
+
+  /* --- lifecycle (required) ------------------------------------------- */
+  /* Starts an instance. A backend without its driver or without devices
+   * returns XAL_ERROR_BACKEND_UNAVAILABLE with the reason in set_error().
+   * May be called more than once to make independent instances. */
+  xal_status_t (*init)(const xal_backend_init_args_t* args,
+                       xal_backend_t** out_backend);
+  /* Frees every object of the instance. */
+  xal_status_t (*shutdown)(xal_backend_t* backend);
+  /* Optional: fills a description. */
+  xal_status_t (*describe)(xal_backend_t* backend,
+                           xal_backend_describe_t* out_describe);
+
+  /* --- devices (required unless marked) -------------------------------- */
+  xal_status_t (*device_count)(xal_backend_t* backend, uint32_t* out_count);
+  xal_status_t (*device_get)(xal_backend_t* backend, uint32_t index,
+                             xal_bdevice_t** out_device);
+  /* Fills vendor fields; the core fills backend, index, parent_index. */
+  xal_status_t (*device_get_properties)(xal_bdevice_t* device,
+                                        xal_device_properties_t* out);
+  xal_status_t (*device_synchronize)(xal_bdevice_t* device);
+  /* Optional (NOT_SUPPORTED). */
+  xal_status_t (*device_reset)(xal_bdevice_t* device);
+  /* Optional: NULL gives XAL_HEALTH_OK. */
+  xal_status_t (*device_get_health)(xal_bdevice_t* device,
+                                    xal_device_health_t* out);
+  /* Optional: sensors; the core adds memory and its own counters. */
+  xal_status_t (*device_get_metrics)(xal_bdevice_t* device,
+                                     xal_device_metrics_t* out);
+
+  /* --- memory (required) -------------------------------------------- */
+  xal_status_t (*mem_alloc)(xal_bdevice_t* device, size_t bytes,
+                            xal_devptr_t* out_ptr);
+  xal_status_t (*mem_free)(xal_bdevice_t* device, xal_devptr_t ptr);
+  xal_status_t (*mem_get_info)(xal_bdevice_t* device, uint64_t* out_free,
+                               uint64_t* out_total);
+  /* Optional: page-locked host memory. NULL: the core uses mlock'ed memory
+   * and host_register. */
+  xal_status_t (*host_alloc)(xal_backend_t* backend, size_t bytes,
+                             uint32_t flags, void** out_ptr);
+  xal_status_t (*host_free)(xal_backend_t* backend, void* ptr);
+  /* Optional: make host memory allocated elsewhere fast for this backend. */
+  xal_status_t (*host_register)(xal_backend_t* backend, void* ptr,
+                                size_t bytes);
+  xal_status_t (*host_unregister)(xal_backend_t* backend, void* ptr);
+
+  /* --- streams (required) ------------------------------------------- */
+  xal_status_t (*stream_create)(xal_bdevice_t* device, uint32_t flags,
+                                xal_bstream_t** out_stream);
+  xal_status_t (*stream_destroy)(xal_bstream_t* stream);
+  xal_status_t (*stream_synchronize)(xal_bstream_t* stream);
+  xal_status_t (*stream_query)(xal_bstream_t* stream);
+  /* Optional: runs fn(user) on a host thread when the stream reaches this
+   * point; later work on the stream waits until fn returns. The core uses
+   * it for cross-backend waits and staged copies; without it the core
+   * synchronises the stream on the calling thread instead. */
+  xal_status_t (*stream_enqueue_host_func)(xal_bstream_t* stream,
+                                           void (*fn)(void* user), void* user);
+
+  /* --- copies (required; pointers are checked by the core) ----------- */
+  xal_status_t (*memcpy_htod)(xal_bstream_t* stream, xal_devptr_t dst,
+                              const void* src, size_t bytes);
+  xal_status_t (*memcpy_dtoh)(xal_bstream_t* stream, void* dst,
+                              xal_devptr_t src, size_t bytes);
+  xal_status_t (*memcpy_dtod)(xal_bstream_t* stream, xal_devptr_t dst,
+                              xal_devptr_t src, size_t bytes);
+  /* Optional: between two devices of this instance. NULL: the core stages
+   * through host memory. */
+  xal_status_t (*memcpy_peer)(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                              xal_devptr_t dst, xal_bdevice_t* src_device,
+                              xal_devptr_t src, size_t bytes);
+  xal_status_t (*memset)(xal_bstream_t* stream, xal_devptr_t dst,
+                         uint8_t value, size_t bytes);
+
+  /* --- events (required) -------------------------------------------- */
+  xal_status_t (*event_create)(xal_bdevice_t* device, uint32_t flags,
+                               xal_bevent_t** out_event);
+  xal_status_t (*event_destroy)(xal_bevent_t* event);
+  xal_status_t (*event_record)(xal_bevent_t* event, xal_bstream_t* stream);
+  /* Both of this instance (any of its devices). */
+  xal_status_t (*stream_wait_event)(xal_bstream_t* stream,
+                                    xal_bevent_t* event);
+  xal_status_t (*event_synchronize)(xal_bevent_t* event);
+  xal_status_t (*event_query)(xal_bevent_t* event);
+  xal_status_t (*event_elapsed_ms)(xal_bevent_t* start, xal_bevent_t* end,
+                                   float* out_ms);
+
+  /* --- modules and kernels (optional) -------------------------------- */
+  xal_status_t (*module_load)(xal_bdevice_t* device, uint32_t format,
+                              const void* image, size_t bytes,
+                              xal_bmodule_t** out_module);
+  xal_status_t (*module_unload)(xal_bmodule_t* module);
+  xal_status_t (*kernel_get)(xal_bmodule_t* module, const char* name,
+                             xal_bkernel_t** out_kernel);
+  xal_status_t (*kernel_launch)(xal_bstream_t* stream, xal_bkernel_t* kernel,
+                                const xal_launch_config_t* config, void** args,
+                                size_t arg_count);
+
+  /* --- native collectives (optional; NULL: the core's own path) ------- */
+  /* One communicator per device, rank i on devices[i]. */
+  xal_status_t (*comm_create)(xal_bdevice_t* const* devices, uint32_t n,
+                              const xal_bcomm_options_t* options,
+                              xal_bcomm_t** out_comms);
+  xal_status_t (*comm_destroy)(xal_bcomm_t* comm);
+  xal_status_t (*comm_abort)(xal_bcomm_t* comm);
+  xal_status_t (*comm_get_async_error)(xal_bcomm_t* comm,
+                                       xal_status_t* out_error);
+  xal_status_t (*group_start)(xal_backend_t* backend);
+  xal_status_t (*group_end)(xal_backend_t* backend);
+  xal_status_t (*allreduce)(xal_bcomm_t* comm, xal_devptr_t send,
+                            xal_devptr_t recv, size_t count, xal_dtype_t dtype,
+                            xal_op_t op, xal_bstream_t* stream);
+  xal_status_t (*broadcast)(xal_bcomm_t* comm, xal_devptr_t send,
+                            xal_devptr_t recv, size_t count, xal_dtype_t dtype,
+                            uint32_t root, xal_bstream_t* stream);
+  xal_status_t (*reduce)(xal_bcomm_t* comm, xal_devptr_t send,
+                         xal_devptr_t recv, size_t count, xal_dtype_t dtype,
+                         xal_op_t op, uint32_t root, xal_bstream_t* stream);
+  xal_status_t (*allgather)(xal_bcomm_t* comm, xal_devptr_t send,
+                            xal_devptr_t recv, size_t send_count,
+                            xal_dtype_t dtype, xal_bstream_t* stream);
+  xal_status_t (*reduce_scatter)(xal_bcomm_t* comm, xal_devptr_t send,
+                                 xal_devptr_t recv, size_t recv_count,
+                                 xal_dtype_t dtype, xal_op_t op,
+                                 xal_bstream_t* stream);
+  xal_status_t (*alltoall)(xal_bcomm_t* comm, xal_devptr_t send,
+                           xal_devptr_t recv, size_t count, xal_dtype_t dtype,
+                           xal_bstream_t* stream);
+
+  /* --- host access to device memory (optional) ------------------------ */
+  /* For backends whose device memory is host addressable (the mock, unified
+   * memory): returns a host pointer for [ptr, ptr+bytes) or NULL. The core
+   * and collectives use it to avoid staging copies. */
+  void* (*device_ptr_to_host)(xal_bdevice_t* device, xal_devptr_t ptr,
+                              size_t bytes);
+
+  /* --- extensions (optional) ------------------------------------------ */
+  /* Returns a backend-defined table for a named extension (e.g.
+   * "xal_fault_control_v1" of the fault backend), or NULL. */
+  const void* (*get_extension)(xal_backend_t* backend, const char* name);
+
+  /* New entries go here, at the end, with a minor version bump. */
+};
+
+/* The one symbol a plugin exports. */
+typedef const xal_backend_table_t* (*xal_backend_get_fn)(
+    uint32_t core_abi_version);
+
+#define XAL_BACKEND_ENTRY_SYMBOL "xal_backend_get"
+
+#if defined(__GNUC__)
+#define XAL_BACKEND_EXPORT __attribute__((visibility("default")))
+#else
+#define XAL_BACKEND_EXPORT
+#endif
+
+/* The smallest table the core accepts: through the required entries (the
+ * events block). A shorter table is refused with XAL_ERROR_ABI_MISMATCH;
+ * entries past a table's struct_size are taken as NULL. */
+#define XAL_BACKEND_TABLE_MIN_SIZE \
+  (offsetof(xal_backend_table_t, event_elapsed_ms) + sizeof(void*))
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* XAL_XAL_BACKEND_H_ */
