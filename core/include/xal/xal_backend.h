@@ -248,6 +248,23 @@ struct xal_backend_table_t {
   /* New entries go here, at the end, with a minor version bump. */
 };
 
+/* ------------------------------------------------------------------------ */
+/* Introspection, exported by libxal: for the conformance suite and          */
+/* xal-bench, which time a backend straight through its table. Frameworks    */
+/* have no need of these.                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The table and instance of loaded backend `index` (xal_backend_count). */
+XAL_API xal_status_t xal_backend_get_native(uint32_t index,
+                                            const xal_backend_table_t** out_table,
+                                            xal_backend_t** out_backend);
+
+/* The backend object behind any public handle (device, stream, event,
+ * module, kernel, comm): an xal_bdevice_t*, xal_bstream_t*, ... */
+XAL_API xal_status_t xal_handle_get_native(const void* handle,
+                                           const xal_backend_table_t** out_table,
+                                           void** out_native);
+
 /* The one symbol a plugin exports. */
 typedef const xal_backend_table_t* (*xal_backend_get_fn)(
     uint32_t core_abi_version);
