@@ -115,9 +115,9 @@ typedef enum xal_op_e {
 
 typedef struct xal_init_options_t {
   size_t struct_size;
-  /* Backends to load: names or paths, separated by ',' or ':' as in
-   * XAL_BACKENDS ("mock,cuda", "fault:mock"). NULL: XAL_BACKENDS, else every
-   * plugin found. */
+  /* Backends to load: comma-separated names or absolute paths, as in
+   * XAL_BACKENDS ("mock,cuda"); "fault:mock" loads the fault backend
+   * wrapping mock. NULL: XAL_BACKENDS, else every plugin found. */
   const char* backends;
   /* Extra plugin folders, ':'-separated. NULL: XAL_BACKEND_PATH. */
   const char* backend_path;

@@ -1,0 +1,102 @@
+// backend.cpp -- error reporting, health and the current context.
+#include "backend.h"
+
+#include "nccl_loader.h"
+#include "nvml_loader.h"
+#include "status_map.h"
+
+xal_backend_s::~xal_backend_s() = default;
+
+xal_status_t xal_backend_s::fail(CUresult result, const char* call,
+                                 xal_bdevice_s* device, xal_status_t as) {
+  xal_status_t status = xal::cuda::map_result(result);
+  if (status == XAL_SUCCESS || status == XAL_NOT_READY) return status;
+  if (as != XAL_SUCCESS) status = as;
+  const char* name = nullptr;
+  if (driver.cuGetErrorName == nullptr ||
+      driver.cuGetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr) {
+    name = xal::cuda::fallback_name(result);
+  }
+  const char* text = nullptr;
+  if (driver.cuGetErrorString == nullptr ||
+      driver.cuGetErrorString(result, &text) != CUDA_SUCCESS ||
+      text == nullptr) {
+    text = "unrecognised error code";
+  }
+  std::string message = std::string("cuda: ") + call + " failed: " + text +
+                        " (" + name + ", " + std::to_string(result) + ")";
+  if (device != nullptr) {
+    message += " on device " + std::to_string(device->index);
+    if (xal::cuda::is_sticky(result)) {
+      message += "; the device needs xal_device_reset";
+      device->mark_unhealthy(result, status, message);
+    }
+  }
+  if (services != nullptr && services->set_error != nullptr) {
+    services->set_error(status, static_cast<int64_t>(result), name,
+                        message.c_str());
+  }
+  return status;
+}
+
+xal_status_t xal_backend_s::error(xal_status_t status,
+                                  const std::string& message) const {
+  if (services != nullptr && services->set_error != nullptr) {
+    services->set_error(status, 0, nullptr, message.c_str());
+  }
+  return status;
+}
+
+void xal_backend_s::log(int level, const std::string& message) const {
+  if (services != nullptr && services->log != nullptr) {
+    services->log(level, "cuda", message.c_str());
+  }
+}
+
+CUresult xal_bdevice_s::make_current() {
+  const xal::cuda::DriverSymbols& d = backend->driver;
+  CUcontext current = nullptr;
+  CUresult r = d.cuCtxGetCurrent(&current);
+  if (r != CUDA_SUCCESS) return r;
+  if (current == context) return CUDA_SUCCESS;
+  return d.cuCtxSetCurrent(context);
+}
+
+xal_status_t xal_bdevice_s::check_health() {
+  if (!unhealthy.load(std::memory_order_acquire)) return XAL_SUCCESS;
+  std::lock_guard<std::mutex> lock(health_mutex);
+  const char* name = nullptr;
+  const xal::cuda::DriverSymbols& d = backend->driver;
+  if (d.cuGetErrorName(sticky_result, &name) != CUDA_SUCCESS || !name) {
+    name = xal::cuda::fallback_name(sticky_result);
+  }
+  std::string message = "cuda: device " + std::to_string(index) +
+                        " has a sticky error (" + name +
+                        "); call xal_device_reset. First report: " +
+                        sticky_message;
+  if (backend->services != nullptr && backend->services->set_error) {
+    backend->services->set_error(sticky_status, sticky_result, name,
+                                 message.c_str());
+  }
+  return sticky_status;
+}
+
+void xal_bdevice_s::mark_unhealthy(CUresult result, xal_status_t status,
+                                   const std::string& message) {
+  std::lock_guard<std::mutex> lock(health_mutex);
+  if (unhealthy.load(std::memory_order_relaxed)) return;  // keep the first
+  sticky_result = result;
+  sticky_status = status;
+  sticky_message = message;
+  unhealthy.store(true, std::memory_order_release);
+}
+
+namespace xal::cuda {
+
+xal_status_t stale_object(const xal_backend_s* backend, const char* what) {
+  return backend->error(XAL_ERROR_INVALID_HANDLE,
+                        std::string("cuda: the ") + what +
+                            " was invalidated by xal_device_reset");
+}
+
+}  // namespace xal::cuda

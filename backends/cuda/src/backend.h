@@ -1,0 +1,153 @@
+// backend.h -- the CUDA backend's objects behind the plugin ABI's opaque
+// types, and the helpers every entry uses (errors, current context,
+// health). Internal to the plugin.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dynamic_symbols.h"
+#include "xal/xal_backend.h"
+
+namespace xal::cuda {
+class Nvml;
+class Nccl;
+class Kernels;
+}  // namespace xal::cuda
+
+struct xal_bdevice_s;
+
+// One backend instance: the driver, its devices and the optional libraries.
+struct xal_backend_s {
+  const xal_backend_services_t* services = nullptr;
+  xal::cuda::DriverSymbols driver;
+  int driver_version = 0;
+  std::vector<std::unique_ptr<xal_bdevice_s>> devices;
+  std::unique_ptr<xal::cuda::Nvml> nvml;
+  std::unique_ptr<xal::cuda::Nccl> nccl;
+  std::string note;  // describe(): "simulated driver", NCCL/NVML status
+
+  ~xal_backend_s();
+
+  // Reports a failed driver call: maps the result, records vendor code and
+  // name through services->set_error, and marks `device` unhealthy when the
+  // error is sticky. Returns the xal status (or `as`, when given, for
+  // failures that make the whole backend unavailable). Thread-safe.
+  xal_status_t fail(CUresult result, const char* call, xal_bdevice_s* device,
+                    xal_status_t as = XAL_SUCCESS);
+  // Reports an error found by the backend itself (no vendor code).
+  xal_status_t error(xal_status_t status, const std::string& message) const;
+  // Logs a line through the core's services.
+  void log(int level, const std::string& message) const;
+};
+
+// A stream, event or module remembers the device generation it was made
+// in; xal_device_reset starts a new generation and the old objects are dead.
+struct xal_bstream_s {
+  xal_bdevice_s* device = nullptr;
+  CUstream stream = nullptr;
+  uint64_t generation = 0;
+};
+
+struct xal_bevent_s {
+  xal_bdevice_s* device = nullptr;
+  CUevent event = nullptr;
+  uint64_t generation = 0;
+  bool timing = true;
+};
+
+struct xal_bkernel_s {
+  xal_bmodule_s* module = nullptr;
+  CUfunction function = nullptr;
+  std::string name;
+};
+
+struct xal_bmodule_s {
+  xal_bdevice_s* device = nullptr;
+  CUmodule module = nullptr;
+  uint64_t generation = 0;
+  std::mutex mutex;  // guards kernels
+  std::unordered_map<std::string, std::unique_ptr<xal_bkernel_s>> kernels;
+};
+
+// One CUDA device and its primary context. Owns the wrappers of its
+// streams, events and modules so that a reset or shutdown can release them.
+struct xal_bdevice_s {
+  xal_backend_s* backend = nullptr;
+  uint32_t index = 0;  // index within the backend
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  std::atomic<uint64_t> generation{1};
+
+  // Health: a sticky error seen on this device (CUDA_SUCCESS when healthy).
+  std::atomic<bool> unhealthy{false};
+  std::mutex health_mutex;
+  CUresult sticky_result = CUDA_SUCCESS;
+  xal_status_t sticky_status = XAL_SUCCESS;
+  std::string sticky_message;
+
+  // Live objects, by address, and device allocations with their generation.
+  std::mutex objects_mutex;
+  std::unordered_map<void*, std::unique_ptr<xal_bstream_s>> streams;
+  std::unordered_map<void*, std::unique_ptr<xal_bevent_s>> events;
+  std::unordered_map<void*, std::unique_ptr<xal_bmodule_s>> modules;
+  std::unordered_map<CUdeviceptr, uint64_t> allocations;
+
+  // Peer access to other devices, enabled on first use.
+  std::mutex peer_mutex;
+  std::vector<int8_t> peer_state;  // -1 unknown, 0 no access, 1 enabled
+
+  // NVML handle of the card (null without NVML) and its energy counter at
+  // init, in millijoules.
+  void* nvml_device = nullptr;
+  // xal's own kernels (kernels.cpp), loaded on first use per generation.
+  std::mutex builtin_mutex;
+  xal_bmodule_s* builtin = nullptr;
+  uint64_t builtin_generation = 0;
+
+  uint64_t energy_base_mj = 0;
+  bool energy_valid = false;
+
+  // Makes the primary context current on the calling thread (cheap when it
+  // already is). Returns CUDA_SUCCESS or the driver error.
+  CUresult make_current();
+  // XAL_SUCCESS, or the sticky status (and error detail) when unhealthy.
+  xal_status_t check_health();
+  // Records a sticky error.
+  void mark_unhealthy(CUresult result, xal_status_t status,
+                      const std::string& message);
+};
+
+namespace xal::cuda {
+
+// The status of the calling entry for an object made before the last reset.
+xal_status_t stale_object(const xal_backend_s* backend, const char* what);
+
+// Wraps an entry body: exceptions become statuses with a message.
+template <typename Fn>
+xal_status_t guarded(const xal_backend_s* backend, Fn&& fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return backend != nullptr
+               ? backend->error(XAL_ERROR_OUT_OF_HOST_MEMORY,
+                                "cuda: out of host memory")
+               : XAL_ERROR_OUT_OF_HOST_MEMORY;
+  } catch (const std::exception& e) {
+    return backend != nullptr
+               ? backend->error(XAL_ERROR_INTERNAL,
+                                std::string("cuda: internal error: ") + e.what())
+               : XAL_ERROR_INTERNAL;
+  } catch (...) {
+    return backend != nullptr
+               ? backend->error(XAL_ERROR_INTERNAL, "cuda: internal error")
+               : XAL_ERROR_INTERNAL;
+  }
+}
+
+}  // namespace xal::cuda

@@ -1,0 +1,58 @@
+// cuda_symbols.h -- every CUDA driver function the backend uses, in one
+// X-macro list: X(KIND, name, version). KIND is REQUIRED (a driver without it
+// makes the backend UNAVAILABLE) or OPTIONAL (the feature is left out).
+// `version` is the CUDA version whose signature we call, as spelt by the
+// typedef PFN_<name>_v<version> of cudaTypedefs.h; it is the cudaVersion
+// handed to cuGetProcAddress, so that the driver returns the matching
+// variant (cuMemAlloc -> cuMemAlloc_v2 and so on).
+// No include guard: included by the files that expand the list.
+#pragma once
+
+#define XAL_CUDA_SYMBOLS(X)                       \
+  X(REQUIRED, cuGetErrorName, 6000)               \
+  X(REQUIRED, cuGetErrorString, 6000)             \
+  X(REQUIRED, cuInit, 2000)                       \
+  X(REQUIRED, cuDriverGetVersion, 2020)           \
+  X(REQUIRED, cuDeviceGet, 2000)                  \
+  X(REQUIRED, cuDeviceGetCount, 2000)             \
+  X(REQUIRED, cuDeviceGetName, 2000)              \
+  X(OPTIONAL, cuDeviceGetUuid, 11040)             \
+  X(REQUIRED, cuDeviceTotalMem, 3020)             \
+  X(REQUIRED, cuDeviceGetAttribute, 2000)         \
+  X(OPTIONAL, cuDeviceGetPCIBusId, 4010)          \
+  X(REQUIRED, cuDevicePrimaryCtxRetain, 7000)     \
+  X(REQUIRED, cuDevicePrimaryCtxRelease, 11000)   \
+  X(REQUIRED, cuDevicePrimaryCtxReset, 11000)     \
+  X(REQUIRED, cuCtxSetCurrent, 4000)              \
+  X(REQUIRED, cuCtxGetCurrent, 4000)              \
+  X(REQUIRED, cuCtxSynchronize, 2000)             \
+  X(REQUIRED, cuMemGetInfo, 3020)                 \
+  X(REQUIRED, cuMemAlloc, 3020)                   \
+  X(REQUIRED, cuMemFree, 3020)                    \
+  X(REQUIRED, cuMemHostAlloc, 2020)               \
+  X(REQUIRED, cuMemFreeHost, 2000)                \
+  X(OPTIONAL, cuMemHostRegister, 6050)            \
+  X(OPTIONAL, cuMemHostUnregister, 4000)          \
+  X(REQUIRED, cuMemcpyHtoDAsync, 3020)            \
+  X(REQUIRED, cuMemcpyDtoHAsync, 3020)            \
+  X(REQUIRED, cuMemcpyDtoDAsync, 3020)            \
+  X(OPTIONAL, cuMemcpyPeerAsync, 4000)            \
+  X(REQUIRED, cuMemsetD8Async, 3020)              \
+  X(OPTIONAL, cuDeviceCanAccessPeer, 4000)        \
+  X(OPTIONAL, cuCtxEnablePeerAccess, 4000)        \
+  X(REQUIRED, cuStreamCreate, 2000)               \
+  X(REQUIRED, cuStreamDestroy, 4000)              \
+  X(REQUIRED, cuStreamSynchronize, 2000)          \
+  X(REQUIRED, cuStreamQuery, 2000)                \
+  X(REQUIRED, cuStreamWaitEvent, 3020)            \
+  X(OPTIONAL, cuLaunchHostFunc, 10000)            \
+  X(REQUIRED, cuEventCreate, 2000)                \
+  X(REQUIRED, cuEventDestroy, 4000)               \
+  X(REQUIRED, cuEventRecord, 2000)                \
+  X(REQUIRED, cuEventSynchronize, 2000)           \
+  X(REQUIRED, cuEventQuery, 2000)                 \
+  X(REQUIRED, cuEventElapsedTime, 12080)          \
+  X(OPTIONAL, cuModuleLoadDataEx, 2010)           \
+  X(OPTIONAL, cuModuleUnload, 2000)               \
+  X(OPTIONAL, cuModuleGetFunction, 2000)          \
+  X(OPTIONAL, cuLaunchKernel, 4000)

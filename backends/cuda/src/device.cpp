@@ -1,0 +1,273 @@
+// device.cpp -- device enumeration, properties, health, reset and metrics.
+#include <cstring>
+
+#include "backend.h"
+#include "entries.h"
+#include "nccl_loader.h"
+#include "nvml_loader.h"
+#include "xal_common/strings.hpp"
+
+namespace xal::cuda {
+
+namespace {
+
+int attribute(const DriverSymbols& d, CUdevice_attribute which, CUdevice dev) {
+  int value = 0;
+  if (d.cuDeviceGetAttribute(&value, which, dev) != CUDA_SUCCESS) return 0;
+  return value;
+}
+
+
+}  // namespace
+
+xal_status_t init_devices(xal_backend_t* backend) {
+  const DriverSymbols& d = backend->driver;
+  CUresult r = d.cuInit(0);
+  constexpr xal_status_t kUnavailable = XAL_ERROR_BACKEND_UNAVAILABLE;
+  if (r != CUDA_SUCCESS) return backend->fail(r, "cuInit", nullptr, kUnavailable);
+  if ((r = d.cuDriverGetVersion(&backend->driver_version)) != CUDA_SUCCESS) {
+    return backend->fail(r, "cuDriverGetVersion", nullptr, kUnavailable);
+  }
+  int count = 0;
+  if ((r = d.cuDeviceGetCount(&count)) != CUDA_SUCCESS) {
+    return backend->fail(r, "cuDeviceGetCount", nullptr, kUnavailable);
+  }
+  if (count <= 0) {
+    return backend->error(XAL_ERROR_BACKEND_UNAVAILABLE,
+                          "cuda: the driver reports no CUDA device");
+  }
+  for (int i = 0; i < count; ++i) {
+    auto device = std::make_unique<xal_bdevice_s>();
+    device->backend = backend;
+    device->index = static_cast<uint32_t>(i);
+    if ((r = d.cuDeviceGet(&device->device, i)) != CUDA_SUCCESS) {
+      return backend->fail(r, "cuDeviceGet", nullptr, kUnavailable);
+    }
+    if ((r = d.cuDevicePrimaryCtxRetain(&device->context, device->device)) !=
+        CUDA_SUCCESS) {
+      return backend->fail(r, "cuDevicePrimaryCtxRetain", nullptr, kUnavailable);
+    }
+    device->peer_state.assign(static_cast<size_t>(count), -1);
+    backend->devices.push_back(std::move(device));
+  }
+  if (backend->nvml != nullptr && d.cuDeviceGetPCIBusId != nullptr) {
+    for (auto& device : backend->devices) {
+      char bus[32] = {};
+      if (d.cuDeviceGetPCIBusId(bus, sizeof bus, device->device) ==
+          CUDA_SUCCESS) {
+        device->nvml_device = backend->nvml->find_device(bus);
+        device->energy_valid = backend->nvml->energy_mj(
+            device->nvml_device, &device->energy_base_mj);
+      }
+    }
+  }
+  return XAL_SUCCESS;
+}
+
+void release_device(xal_bdevice_t* device) {
+  const DriverSymbols& d = device->backend->driver;
+  std::lock_guard<std::mutex> lock(device->objects_mutex);
+  const uint64_t generation = device->generation.load();
+  if (!device->unhealthy.load() && device->make_current() == CUDA_SUCCESS) {
+    for (auto& [key, module] : device->modules) {
+      if (module->generation == generation) d.cuModuleUnload(module->module);
+    }
+    for (auto& [key, event] : device->events) {
+      if (event->generation == generation) d.cuEventDestroy(event->event);
+    }
+    for (auto& [key, stream] : device->streams) {
+      if (stream->generation == generation) {
+        d.cuStreamSynchronize(stream->stream);
+        d.cuStreamDestroy(stream->stream);
+      }
+    }
+    for (auto& [ptr, gen] : device->allocations) {
+      if (gen == generation) d.cuMemFree(ptr);
+    }
+  }
+  device->modules.clear();
+  device->events.clear();
+  device->streams.clear();
+  device->allocations.clear();
+  d.cuDevicePrimaryCtxRelease(device->device);
+  device->context = nullptr;
+}
+
+xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count) {
+  *out_count = static_cast<uint32_t>(backend->devices.size());
+  return XAL_SUCCESS;
+}
+
+xal_status_t device_get(xal_backend_t* backend, uint32_t index,
+                        xal_bdevice_t** out_device) {
+  if (index >= backend->devices.size()) {
+    return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                          "cuda: device index " + std::to_string(index) +
+                              " out of range");
+  }
+  *out_device = backend->devices[index].get();
+  return XAL_SUCCESS;
+}
+
+xal_status_t device_get_properties(xal_bdevice_t* device,
+                                   xal_device_properties_t* out) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    const DriverSymbols& d = backend->driver;
+    const CUdevice dev = device->device;
+    char name[256] = {};
+    CUresult r = d.cuDeviceGetName(name, sizeof name - 1, dev);
+    if (r != CUDA_SUCCESS) return backend->fail(r, "cuDeviceGetName", device);
+    size_t total = 0;
+    if ((r = d.cuDeviceTotalMem(&total, dev)) != CUDA_SUCCESS) {
+      return backend->fail(r, "cuDeviceTotalMem", device);
+    }
+    common::copy_string(out->name, name);
+    common::copy_string(out->vendor, "NVIDIA");
+    out->kind = XAL_DEVICE_KIND_GPU;
+    out->parent_index = -1;
+    std::memset(out->uuid, 0, sizeof out->uuid);
+    CUuuid uuid{};
+    if (d.cuDeviceGetUuid != nullptr &&
+        d.cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) {
+      std::memcpy(out->uuid, uuid.bytes, sizeof out->uuid);
+    }
+    out->pci_bus_id[0] = '\0';
+    if (d.cuDeviceGetPCIBusId != nullptr) {
+      char bus[32] = {};
+      if (d.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) {
+        common::copy_string(out->pci_bus_id, common::to_lower(bus));
+      }
+    }
+    out->memory_bytes = total;
+    out->compute_units = static_cast<uint32_t>(
+        attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    out->core_clock_mhz = static_cast<uint32_t>(
+        attribute(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) / 1000);
+    const int mem_khz = attribute(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, dev);
+    const int bus_bits =
+        attribute(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, dev);
+    out->memory_clock_mhz = static_cast<uint32_t>(mem_khz / 1000);
+    out->memory_bus_width_bits = static_cast<uint32_t>(bus_bits);
+    // Double data rate: two transfers per memory clock.
+    out->peak_memory_bandwidth_gbps =
+        2.0 * static_cast<double>(mem_khz) * 1e3 * (bus_bits / 8.0) / 1e9;
+    uint64_t caps = XAL_DEVICE_CAP_HOST_MEMORY | XAL_DEVICE_CAP_EVENT_TIMING |
+                    XAL_DEVICE_CAP_RESET;
+    if (d.cuMemcpyPeerAsync != nullptr) caps |= XAL_DEVICE_CAP_PEER_COPY;
+    if (d.cuModuleLoadDataEx != nullptr && d.cuModuleGetFunction != nullptr &&
+        d.cuLaunchKernel != nullptr && d.cuModuleUnload != nullptr) {
+      caps |= XAL_DEVICE_CAP_KERNELS;
+    }
+    if (backend->nccl != nullptr) caps |= XAL_DEVICE_CAP_COLLECTIVES;
+    if (device->nvml_device != nullptr) caps |= XAL_DEVICE_CAP_METRICS;
+    if (backend->driver.simulated()) caps |= XAL_DEVICE_CAP_SIMULATED;
+    out->capabilities = caps;
+    out->max_allocation_bytes = total;
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_synchronize(xal_bdevice_t* device) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
+    CUresult r = device->make_current();
+    if (r == CUDA_SUCCESS) r = backend->driver.cuCtxSynchronize();
+    return r == CUDA_SUCCESS ? XAL_SUCCESS
+                             : backend->fail(r, "cuCtxSynchronize", device);
+  });
+}
+
+xal_status_t device_reset(xal_bdevice_t* device) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    const DriverSymbols& d = backend->driver;
+    {
+      std::lock_guard<std::mutex> lock(device->objects_mutex);
+      const uint64_t generation = device->generation.load();
+      // Release the driver objects while the context still exists; on a
+      // context with a sticky error these calls fail, which is expected.
+      if (device->make_current() == CUDA_SUCCESS) {
+        for (auto& [key, module] : device->modules) {
+          if (module->generation == generation) d.cuModuleUnload(module->module);
+        }
+        for (auto& [key, event] : device->events) {
+          if (event->generation == generation) d.cuEventDestroy(event->event);
+        }
+        for (auto& [key, stream] : device->streams) {
+          if (stream->generation == generation) d.cuStreamDestroy(stream->stream);
+        }
+      }
+      device->generation.fetch_add(1, std::memory_order_acq_rel);
+    }
+    CUresult r = d.cuDevicePrimaryCtxReset(device->device);
+    if (r != CUDA_SUCCESS) {
+      return backend->fail(r, "cuDevicePrimaryCtxReset", nullptr);
+    }
+    // The retained primary context comes back on its next use; take its
+    // (possibly new) handle.
+    CUcontext context = nullptr;
+    if ((r = d.cuDevicePrimaryCtxRetain(&context, device->device)) !=
+        CUDA_SUCCESS) {
+      return backend->fail(r, "cuDevicePrimaryCtxRetain", nullptr);
+    }
+    d.cuDevicePrimaryCtxRelease(device->device);
+    device->context = context;
+    {
+      std::lock_guard<std::mutex> lock(device->peer_mutex);
+      device->peer_state.assign(device->peer_state.size(), -1);
+    }
+    std::lock_guard<std::mutex> lock(device->health_mutex);
+    device->sticky_result = CUDA_SUCCESS;
+    device->sticky_status = XAL_SUCCESS;
+    device->sticky_message.clear();
+    device->unhealthy.store(false, std::memory_order_release);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out) {
+  return guarded(device->backend, [&]() -> xal_status_t {
+    std::lock_guard<std::mutex> lock(device->health_mutex);
+    if (!device->unhealthy.load()) {
+      out->state = XAL_HEALTH_OK;
+      out->sticky_status = XAL_SUCCESS;
+      out->vendor_code = 0;
+      out->message[0] = '\0';
+      return XAL_SUCCESS;
+    }
+    out->state = device->sticky_status == XAL_ERROR_DEVICE_LOST
+                     ? XAL_HEALTH_LOST
+                     : XAL_HEALTH_ERROR;
+    out->sticky_status = device->sticky_status;
+    out->vendor_code = device->sticky_result;
+    common::copy_string(out->message, device->sticky_message);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_metrics(xal_bdevice_t* device,
+                                xal_device_metrics_t* out) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    out->health = device->unhealthy.load() ? XAL_HEALTH_ERROR : XAL_HEALTH_OK;
+    out->valid |= XAL_METRIC_HEALTH;
+    if (!device->unhealthy.load() && device->make_current() == CUDA_SUCCESS) {
+      size_t free_bytes = 0, total = 0;
+      if (backend->driver.cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS) {
+        out->memory_used_bytes = total - free_bytes;
+        out->memory_total_bytes = total;
+        out->valid |= XAL_METRIC_MEMORY_USED | XAL_METRIC_MEMORY_TOTAL;
+      }
+    }
+    if (backend->nvml != nullptr) {
+      backend->nvml->fill(device->nvml_device, device->energy_base_mj,
+                          device->energy_valid, out);
+    }
+    if (backend->driver.simulated()) out->valid |= XAL_METRIC_SIMULATED;
+    return XAL_SUCCESS;
+  });
+}
+
+}  // namespace xal::cuda

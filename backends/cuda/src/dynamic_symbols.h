@@ -1,0 +1,55 @@
+// dynamic_symbols.h -- the CUDA driver, opened with dlopen at run time and
+// resolved through cuGetProcAddress. No link-time dependency on libcuda.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <string>
+
+#include "cuda_symbols.h"
+
+namespace xal::cuda {
+
+// The resolved driver functions of one loaded libcuda. Not copyable; the
+// library stays open until the object is destroyed. Loading is done once,
+// before other threads use the object; afterwards it is read-only and safe
+// to share between threads.
+class DriverSymbols {
+ public:
+  DriverSymbols() = default;
+  ~DriverSymbols();
+  DriverSymbols(const DriverSymbols&) = delete;
+  DriverSymbols& operator=(const DriverSymbols&) = delete;
+
+  // Opens `path` (the versioned soname "libcuda.so.1" unless XAL_CUDA_DRIVER
+  // names another file) and resolves every symbol. On failure returns false
+  // and sets *out_reason: the dlerror text, or "libcuda.so.1 is too old:
+  // missing cuXxx" when a REQUIRED function is absent.
+  bool load(const std::string& path, std::string* out_reason);
+
+  // The file that was opened ("libcuda.so.1" or the override).
+  const std::string& path() const { return path_; }
+  // True when the library is xal's simulated driver (it exports
+  // xalsim_is_simulated).
+  bool simulated() const { return simulated_; }
+  // True when cuGetProcAddress_v2 (CUDA 12+) was used.
+  bool proc_address_v2() const { return proc_v2_ != nullptr; }
+
+#define XAL_CUDA_DECLARE_MEMBER(kind, name, version) \
+  PFN_##name##_v##version name = nullptr;
+  XAL_CUDA_SYMBOLS(XAL_CUDA_DECLARE_MEMBER)
+#undef XAL_CUDA_DECLARE_MEMBER
+
+ private:
+  // Resolves one symbol; null when the driver lacks it.
+  void* resolve(const char* name, int version);
+
+  void* library_ = nullptr;
+  std::string path_;
+  bool simulated_ = false;
+  PFN_cuGetProcAddress_v12000 proc_v2_ = nullptr;
+  PFN_cuGetProcAddress_v11030 proc_v1_ = nullptr;
+};
+
+}  // namespace xal::cuda

@@ -1,0 +1,108 @@
+// entries.h -- the plugin table entries, one group per source file
+// (device.cpp, memory.cpp, stream.cpp, event.cpp, module.cpp, nccl.cpp).
+// Each is a C-callable function that never throws; plugin.cpp puts them in
+// the table. Thread-safety as in xal_backend.h.
+#pragma once
+
+#include "xal/xal_backend.h"
+
+namespace xal::cuda {
+
+// device.cpp
+xal_status_t init_devices(xal_backend_t* backend);
+xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);
+xal_status_t device_get(xal_backend_t* backend, uint32_t index,
+                        xal_bdevice_t** out_device);
+xal_status_t device_get_properties(xal_bdevice_t* device,
+                                   xal_device_properties_t* out);
+xal_status_t device_synchronize(xal_bdevice_t* device);
+xal_status_t device_reset(xal_bdevice_t* device);
+xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out);
+xal_status_t device_get_metrics(xal_bdevice_t* device,
+                                xal_device_metrics_t* out);
+// Releases every object of the device and its primary context (shutdown).
+void release_device(xal_bdevice_t* device);
+
+// memory.cpp
+xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
+                       xal_devptr_t* out_ptr);
+xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr);
+xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
+                          uint64_t* out_total);
+xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
+                        void** out_ptr);
+xal_status_t host_free(xal_backend_t* backend, void* ptr);
+xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes);
+xal_status_t host_unregister(xal_backend_t* backend, void* ptr);
+
+// stream.cpp (streams and copies)
+xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
+                           xal_bstream_t** out_stream);
+xal_status_t stream_destroy(xal_bstream_t* stream);
+xal_status_t stream_synchronize(xal_bstream_t* stream);
+xal_status_t stream_query(xal_bstream_t* stream);
+xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
+                                      void (*fn)(void* user), void* user);
+xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
+                         const void* src, size_t bytes);
+xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
+                         size_t bytes);
+xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
+                         xal_devptr_t src, size_t bytes);
+xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                         xal_devptr_t dst, xal_bdevice_t* src_device,
+                         xal_devptr_t src, size_t bytes);
+xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+                       size_t bytes);
+
+// event.cpp
+xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
+                          xal_bevent_t** out_event);
+xal_status_t event_destroy(xal_bevent_t* event);
+xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream);
+xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event);
+xal_status_t event_synchronize(xal_bevent_t* event);
+xal_status_t event_query(xal_bevent_t* event);
+xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
+                              float* out_ms);
+
+// module.cpp
+xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
+                         const void* image, size_t bytes,
+                         xal_bmodule_t** out_module);
+xal_status_t module_unload(xal_bmodule_t* module);
+xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
+                        xal_bkernel_t** out_kernel);
+xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
+                           const xal_launch_config_t* config, void** args,
+                           size_t arg_count);
+
+// nccl.cpp (only in the table variant used when libnccl.so.2 loads)
+xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
+                         const xal_bcomm_options_t* options,
+                         xal_bcomm_t** out_comms);
+xal_status_t comm_destroy(xal_bcomm_t* comm);
+xal_status_t comm_abort(xal_bcomm_t* comm);
+xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error);
+xal_status_t group_start(xal_backend_t* backend);
+xal_status_t group_end(xal_backend_t* backend);
+xal_status_t allreduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                       size_t count, xal_dtype_t dtype, xal_op_t op,
+                       xal_bstream_t* stream);
+xal_status_t broadcast(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                       size_t count, xal_dtype_t dtype, uint32_t root,
+                       xal_bstream_t* stream);
+xal_status_t reduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                    size_t count, xal_dtype_t dtype, xal_op_t op, uint32_t root,
+                    xal_bstream_t* stream);
+xal_status_t allgather(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                       size_t send_count, xal_dtype_t dtype,
+                       xal_bstream_t* stream);
+xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
+                            xal_devptr_t recv, size_t recv_count,
+                            xal_dtype_t dtype, xal_op_t op,
+                            xal_bstream_t* stream);
+xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                      size_t count, xal_dtype_t dtype, xal_bstream_t* stream);
+
+}  // namespace xal::cuda

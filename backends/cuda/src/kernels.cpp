@@ -1,0 +1,143 @@
+// kernels.cpp -- xal's embedded CUDA kernels and the reduce extension.
+#include "kernels.h"
+
+#include <algorithm>
+#include <string>
+
+#include "backend.h"
+#include "entries.h"
+
+#if XAL_CUDA_HAVE_KERNELS
+extern const unsigned char xal_cuda_reduce_ptx[];
+extern const std::size_t xal_cuda_reduce_ptx_size;
+extern const unsigned char xal_cuda_reduce_fatbin[];
+extern const std::size_t xal_cuda_reduce_fatbin_size;
+#endif
+
+namespace xal::cuda {
+
+namespace {
+
+const char* dtype_name(xal_dtype_t dtype) {
+  static const char* const kNames[] = {"i8",  "u8",  "i32", "u32", "i64",
+                                       "u64", "f16", "bf16", "f32", "f64"};
+  const int index = static_cast<int>(dtype);
+  return index >= 0 && index < XAL_DTYPE_COUNT ? kNames[index] : nullptr;
+}
+
+const char* op_name(xal_op_t op) {
+  switch (op) {
+    case XAL_OP_SUM: return "sum";
+    case XAL_OP_PROD: return "prod";
+    case XAL_OP_MIN: return "min";
+    case XAL_OP_MAX: return "max";
+    default: return nullptr;
+  }
+}
+
+// The device's module of embedded kernels: the fatbin (SASS for sm_80 and
+// sm_90, PTX for newer), else the PTX for the driver to JIT.
+xal_status_t builtin_module(xal_bdevice_s* device, xal_bmodule_s** out) {
+#if XAL_CUDA_HAVE_KERNELS
+  std::lock_guard<std::mutex> lock(device->builtin_mutex);
+  const uint64_t generation = device->generation.load();
+  if (device->builtin != nullptr && device->builtin_generation == generation) {
+    *out = device->builtin;
+    return XAL_SUCCESS;
+  }
+  xal_bmodule_s* module = nullptr;
+  xal_status_t s = module_load(device, XAL_MODULE_FORMAT_FATBIN,
+                               xal_cuda_reduce_fatbin,
+                               xal_cuda_reduce_fatbin_size, &module);
+  if (s != XAL_SUCCESS) {
+    s = module_load(device, XAL_MODULE_FORMAT_PTX, xal_cuda_reduce_ptx,
+                    xal_cuda_reduce_ptx_size, &module);
+  }
+  if (s != XAL_SUCCESS) return s;
+  device->builtin = module;
+  device->builtin_generation = generation;
+  *out = module;
+  return XAL_SUCCESS;
+#else
+  (void)out;
+  return device->backend->error(
+      XAL_ERROR_NOT_SUPPORTED,
+      "cuda: the plugin was built without nvcc: no embedded kernels");
+#endif
+}
+
+xal_status_t launch(xal_bstream_t* stream, const std::string& name,
+                    size_t count, void** args) {
+  if (count == 0) return XAL_SUCCESS;
+  xal_bmodule_s* module = nullptr;
+  if (xal_status_t s = builtin_module(stream->device, &module);
+      s != XAL_SUCCESS)
+    return s;
+  xal_bkernel_s* kernel = nullptr;
+  if (xal_status_t s = kernel_get(module, name.c_str(), &kernel);
+      s != XAL_SUCCESS)
+    return s;
+  constexpr size_t kBlock = 256;
+  const size_t blocks = std::min<size_t>((count + kBlock - 1) / kBlock, 4096);
+  xal_launch_config_t config{};
+  config.struct_size = sizeof config;
+  config.grid[0] = static_cast<uint32_t>(blocks);
+  config.grid[1] = config.grid[2] = 1;
+  config.block[0] = kBlock;
+  config.block[1] = config.block[2] = 1;
+  return kernel_launch(stream, kernel, &config, args, 3);
+}
+
+xal_status_t reduce_entry(xal_bstream_t* stream, xal_devptr_t dst,
+                          xal_devptr_t src, size_t count, xal_dtype_t dtype,
+                          xal_op_t op) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    const char* type = dtype_name(dtype);
+    const char* what = op_name(op);
+    if (type == nullptr || what == nullptr) {
+      return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                            "cuda: reduce takes a dtype and one of sum, prod, "
+                            "min, max");
+    }
+    unsigned long long n = count;
+    void* args[] = {&dst, &src, &n};
+    return launch(stream, std::string("xal_reduce_") + what + "_" + type,
+                  count, args);
+  });
+}
+
+xal_status_t scale_entry(xal_bstream_t* stream, xal_devptr_t dst, size_t count,
+                         xal_dtype_t dtype, double divisor) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    const char* type = dtype_name(dtype);
+    if (type == nullptr || divisor == 0.0) {
+      return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                            "cuda: scale takes a dtype and a non-zero divisor");
+    }
+    unsigned long long n = count;
+    void* args[] = {&dst, &divisor, &n};
+    return launch(stream, std::string("xal_scale_") + type, count, args);
+  });
+}
+
+const xal_cuda_reduce_v1_t kReduce = {
+    sizeof(xal_cuda_reduce_v1_t),
+    reduce_entry,
+    scale_entry,
+};
+
+}  // namespace
+
+bool kernels_embedded() { return XAL_CUDA_HAVE_KERNELS != 0; }
+
+const void* kernels_extension(xal_backend_t* backend, const char* name) {
+  (void)backend;
+  if (name != nullptr && std::string(name) == XAL_CUDA_REDUCE_EXTENSION) {
+    return &kReduce;
+  }
+  return nullptr;
+}
+
+}  // namespace xal::cuda

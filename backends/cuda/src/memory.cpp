@@ -1,0 +1,154 @@
+// memory.cpp -- device memory, page-locked host memory, registration.
+#include "backend.h"
+#include "entries.h"
+
+namespace xal::cuda {
+
+namespace {
+
+// Host memory calls need a current context; any healthy device's primary
+// context serves, since the memory is allocated portable.
+xal_status_t host_context(xal_backend_t* backend) {
+  xal_bdevice_s* device = nullptr;
+  for (auto& d : backend->devices) {
+    if (!d->unhealthy.load()) {
+      device = d.get();
+      break;
+    }
+  }
+  if (device == nullptr) {
+    if (backend->devices.empty()) {
+      return backend->error(XAL_ERROR_BACKEND_UNAVAILABLE,
+                            "cuda: no device to allocate host memory with");
+    }
+    return backend->devices.front()->check_health();
+  }
+  const CUresult r = device->make_current();
+  return r == CUDA_SUCCESS ? XAL_SUCCESS
+                           : backend->fail(r, "cuCtxSetCurrent", device);
+}
+
+}  // namespace
+
+xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
+                       xal_devptr_t* out_ptr) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
+    CUresult r = device->make_current();
+    if (r != CUDA_SUCCESS) return backend->fail(r, "cuCtxSetCurrent", device);
+    CUdeviceptr ptr = 0;
+    if ((r = backend->driver.cuMemAlloc(&ptr, bytes)) != CUDA_SUCCESS) {
+      return backend->fail(r, "cuMemAlloc", device);
+    }
+    try {
+      std::lock_guard<std::mutex> lock(device->objects_mutex);
+      device->allocations[ptr] = device->generation.load();
+    } catch (...) {
+      backend->driver.cuMemFree(ptr);
+      throw;
+    }
+    *out_ptr = static_cast<xal_devptr_t>(ptr);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    uint64_t generation = 0;
+    {
+      std::lock_guard<std::mutex> lock(device->objects_mutex);
+      auto it = device->allocations.find(static_cast<CUdeviceptr>(ptr));
+      if (it == device->allocations.end()) {
+        return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                              "cuda: pointer is not a live allocation of "
+                              "device " + std::to_string(device->index));
+      }
+      generation = it->second;
+      device->allocations.erase(it);
+    }
+    // Memory of an earlier generation went with the reset context.
+    if (generation != device->generation.load()) return XAL_SUCCESS;
+    // After a sticky error the context is gone; the memory goes with it.
+    if (device->unhealthy.load()) return XAL_SUCCESS;
+    CUresult r = device->make_current();
+    if (r == CUDA_SUCCESS) r = backend->driver.cuMemFree(ptr);
+    return r == CUDA_SUCCESS ? XAL_SUCCESS
+                             : backend->fail(r, "cuMemFree", device);
+  });
+}
+
+xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
+                          uint64_t* out_total) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
+    CUresult r = device->make_current();
+    size_t free_bytes = 0, total = 0;
+    if (r == CUDA_SUCCESS) r = backend->driver.cuMemGetInfo(&free_bytes, &total);
+    if (r != CUDA_SUCCESS) return backend->fail(r, "cuMemGetInfo", device);
+    *out_free = free_bytes;
+    *out_total = total;
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
+                        void** out_ptr) {
+  return guarded(backend, [&]() -> xal_status_t {
+    if (xal_status_t s = host_context(backend); s != XAL_SUCCESS) return s;
+    unsigned int cu_flags = CU_MEMHOSTALLOC_PORTABLE;
+    if ((flags & XAL_HOST_ALLOC_WRITE_COMBINED) != 0) {
+      cu_flags |= CU_MEMHOSTALLOC_WRITECOMBINED;
+    }
+    void* ptr = nullptr;
+    const CUresult r = backend->driver.cuMemHostAlloc(&ptr, bytes, cu_flags);
+    if (r != CUDA_SUCCESS) {
+      return backend->fail(r, "cuMemHostAlloc", nullptr,
+                           r == CUDA_ERROR_OUT_OF_MEMORY
+                               ? XAL_ERROR_OUT_OF_HOST_MEMORY
+                               : XAL_SUCCESS);
+    }
+    *out_ptr = ptr;
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t host_free(xal_backend_t* backend, void* ptr) {
+  return guarded(backend, [&]() -> xal_status_t {
+    if (xal_status_t s = host_context(backend); s != XAL_SUCCESS) return s;
+    const CUresult r = backend->driver.cuMemFreeHost(ptr);
+    return r == CUDA_SUCCESS ? XAL_SUCCESS
+                             : backend->fail(r, "cuMemFreeHost", nullptr);
+  });
+}
+
+xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes) {
+  return guarded(backend, [&]() -> xal_status_t {
+    if (backend->driver.cuMemHostRegister == nullptr) {
+      return backend->error(XAL_ERROR_NOT_SUPPORTED,
+                            "cuda: the driver has no cuMemHostRegister");
+    }
+    if (xal_status_t s = host_context(backend); s != XAL_SUCCESS) return s;
+    const CUresult r = backend->driver.cuMemHostRegister(
+        ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+    return r == CUDA_SUCCESS ? XAL_SUCCESS
+                             : backend->fail(r, "cuMemHostRegister", nullptr);
+  });
+}
+
+xal_status_t host_unregister(xal_backend_t* backend, void* ptr) {
+  return guarded(backend, [&]() -> xal_status_t {
+    if (backend->driver.cuMemHostUnregister == nullptr) {
+      return backend->error(XAL_ERROR_NOT_SUPPORTED,
+                            "cuda: the driver has no cuMemHostUnregister");
+    }
+    if (xal_status_t s = host_context(backend); s != XAL_SUCCESS) return s;
+    const CUresult r = backend->driver.cuMemHostUnregister(ptr);
+    return r == CUDA_SUCCESS ? XAL_SUCCESS
+                             : backend->fail(r, "cuMemHostUnregister", nullptr);
+  });
+}
+
+}  // namespace xal::cuda

@@ -1,0 +1,43 @@
+// nccl_loader.h -- native collectives through NCCL when libnccl.so.2 is present.
+//
+// The plugin table is static, so whether the collective entries are filled
+// is decided when the core asks for the table (xal_backend_get): if
+// libnccl.so.2 (or XAL_CUDA_NCCL) can be opened then, the table with the
+// NCCL entries is returned; otherwise the entries are NULL and the core runs
+// collectives on its own path. XAL_CUDA_NCCL=off forces the core's path.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "nccl_symbols.h"
+#include "xal/xal_backend.h"
+
+namespace xal::cuda {
+
+// An open libnccl. Read-only after open(); thread-safe as NCCL is.
+class Nccl {
+ public:
+  ~Nccl();
+  Nccl(const Nccl&) = delete;
+  Nccl& operator=(const Nccl&) = delete;
+
+  // The library path to use: XAL_CUDA_NCCL or "libnccl.so.2"; empty when
+  // XAL_CUDA_NCCL is "off" or "0".
+  static std::string library_path();
+  // Opens NCCL; null with *out_reason on failure.
+  static std::unique_ptr<Nccl> open(const std::string& path,
+                                    std::string* out_reason);
+  int version() const { return version_; }
+
+#define XAL_NCCL_MEMBER(name, ret, params) ret(*name) params = nullptr;
+  XAL_NCCL_SYMBOLS(XAL_NCCL_MEMBER)
+#undef XAL_NCCL_MEMBER
+
+ private:
+  Nccl() = default;
+  void* library_ = nullptr;
+  int version_ = 0;
+};
+
+}  // namespace xal::cuda

@@ -1,0 +1,218 @@
+// plugin.cpp -- the CUDA backend's plugin table: init, shutdown, describe,
+// and the one exported symbol, xal_backend_get.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "backend.h"
+#include "entries.h"
+#include "kernels.h"
+#include "nccl_loader.h"
+#include "nvml_loader.h"
+#include "xal_common/strings.hpp"
+
+#ifndef XAL_CUDA_PLUGIN_VERSION
+#define XAL_CUDA_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace xal::cuda {
+namespace {
+
+std::string config(const xal_backend_services_t* services, const char* key) {
+  const char* value = nullptr;
+  if (services != nullptr && services->get_config != nullptr) {
+    value = services->get_config(key);
+  } else {
+    value = std::getenv(key);
+  }
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+// Releases the devices, then the instance (owned from here on).
+void destroy(xal_backend_s* backend) {
+  std::unique_ptr<xal_backend_s> owned(backend);
+  for (auto& device : owned->devices) release_device(device.get());
+}
+
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." +
+         std::to_string((version % 1000) / 10);
+}
+
+xal_status_t init(const xal_backend_init_args_t* args,
+                  xal_backend_t** out_backend) {
+  const xal_backend_services_t* services =
+      args != nullptr ? args->services : nullptr;
+  auto backend = std::make_unique<xal_backend_s>();
+  backend->services = services;
+  return guarded(backend.get(), [&]() -> xal_status_t {
+    std::string path = config(services, "XAL_CUDA_DRIVER");
+    if (path.empty()) path = "libcuda.so.1";
+    std::string reason;
+    if (!backend->driver.load(path, &reason)) {
+      return backend->error(XAL_ERROR_BACKEND_UNAVAILABLE, "cuda: " + reason);
+    }
+    std::string note;
+    if (backend->driver.simulated()) {
+      note = "simulated driver (" + path + ")";
+    }
+    // NVML: never read the real card's sensors for simulated devices.
+    std::string nvml_path = config(services, "XAL_CUDA_NVML");
+    if (nvml_path.empty() && !backend->driver.simulated()) {
+      nvml_path = "libnvidia-ml.so.1";
+    }
+    if (!nvml_path.empty() && nvml_path != "off" && nvml_path != "0") {
+      backend->nvml = Nvml::open(nvml_path, &reason);
+      if (backend->nvml == nullptr) {
+        backend->log(XAL_LOG_INFO, "cuda: NVML not used: " + reason);
+        note += std::string(note.empty() ? "" : "; ") + "no NVML";
+      }
+    }
+    // NCCL drives the real driver through its own runtime: not with the
+    // simulation.
+    const std::string nccl_path =
+        backend->driver.simulated() ? std::string() : Nccl::library_path();
+    if (!nccl_path.empty()) {
+      backend->nccl = Nccl::open(nccl_path, &reason);
+      if (backend->nccl == nullptr) {
+        backend->log(XAL_LOG_INFO, "cuda: NCCL not used: " + reason);
+        note += std::string(note.empty() ? "" : "; ") + "no NCCL";
+      } else {
+        note += std::string(note.empty() ? "" : "; ") + "NCCL " +
+                std::to_string(backend->nccl->version());
+      }
+    }
+    backend->note = note;
+    if (xal_status_t s = init_devices(backend.get()); s != XAL_SUCCESS) {
+      destroy(backend.release());
+      return s;
+    }
+    *out_backend = backend.release();
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t shutdown(xal_backend_t* backend) {
+  return guarded(nullptr, [&]() -> xal_status_t {  // backend is gone afterwards
+    destroy(backend);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
+  return guarded(backend, [&]() -> xal_status_t {
+    common::copy_string(out->name, "cuda");
+    common::copy_string(out->driver_version,
+                        version_text(backend->driver_version));
+    out->flags = backend->driver.simulated() ? XAL_BACKEND_FLAG_SIMULATED : 0u;
+    std::string note = backend->note;
+    if (!kernels_embedded()) {
+      note += std::string(note.empty() ? "" : "; ") + "no embedded kernels";
+    }
+    common::copy_string(out->note, note);
+    return XAL_SUCCESS;
+  });
+}
+
+const void* get_extension(xal_backend_t* backend, const char* name) {
+  try {
+    return kernels_extension(backend, name);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+#define XAL_CUDA_BASE_ENTRIES                                             \
+  .struct_size = sizeof(xal_backend_table_t),                             \
+  .abi_major = XAL_ABI_VERSION_MAJOR, .abi_minor = XAL_ABI_VERSION_MINOR, \
+  .name = "cuda", .version = XAL_CUDA_PLUGIN_VERSION, .init = init,       \
+  .shutdown = shutdown, .describe = describe,                             \
+  .device_count = device_count, .device_get = device_get,                 \
+  .device_get_properties = device_get_properties,                         \
+  .device_synchronize = device_synchronize, .device_reset = device_reset, \
+  .device_get_health = device_get_health,                                 \
+  .device_get_metrics = device_get_metrics, .mem_alloc = mem_alloc,       \
+  .mem_free = mem_free, .mem_get_info = mem_get_info,                     \
+  .host_alloc = host_alloc, .host_free = host_free,                       \
+  .host_register = host_register, .host_unregister = host_unregister,     \
+  .stream_create = stream_create, .stream_destroy = stream_destroy,       \
+  .stream_synchronize = stream_synchronize, .stream_query = stream_query, \
+  .stream_enqueue_host_func = stream_enqueue_host_func,                   \
+  .memcpy_htod = memcpy_htod, .memcpy_dtoh = memcpy_dtoh,                 \
+  .memcpy_dtod = memcpy_dtod, .memcpy_peer = memcpy_peer,                 \
+  .memset = memset_d8, .event_create = event_create,                      \
+  .event_destroy = event_destroy, .event_record = event_record,           \
+  .stream_wait_event = stream_wait_event,                                 \
+  .event_synchronize = event_synchronize, .event_query = event_query,     \
+  .event_elapsed_ms = event_elapsed_ms, .module_load = module_load,       \
+  .module_unload = module_unload, .kernel_get = kernel_get,               \
+  .kernel_launch = kernel_launch
+
+// Without NCCL: collectives run on the core's own path.
+const xal_backend_table_t kTable = {
+    XAL_CUDA_BASE_ENTRIES,
+    .get_extension = get_extension,
+};
+
+// With NCCL: native collectives.
+const xal_backend_table_t kTableWithNccl = {
+    XAL_CUDA_BASE_ENTRIES,
+    .comm_create = comm_create,
+    .comm_destroy = comm_destroy,
+    .comm_abort = comm_abort,
+    .comm_get_async_error = comm_get_async_error,
+    .group_start = group_start,
+    .group_end = group_end,
+    .allreduce = allreduce,
+    .broadcast = broadcast,
+    .reduce = reduce,
+    .allgather = allgather,
+    .reduce_scatter = reduce_scatter,
+    .alltoall = alltoall,
+    .get_extension = get_extension,
+};
+
+// True when the driver named by XAL_CUDA_DRIVER is xal's simulated one.
+// NCCL runs on the real driver through its own CUDA runtime, so it is never
+// used with the simulation. (Drivers are never unloaded, so opening it here
+// costs nothing later.)
+bool simulated_driver_requested() {
+  const char* path = std::getenv("XAL_CUDA_DRIVER");
+  if (path == nullptr || *path == '\0') return false;
+  void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+  return handle != nullptr && dlsym(handle, "xalsim_is_simulated") != nullptr;
+}
+
+// True when NCCL can be opened now and may be used (checked once per
+// process).
+bool nccl_present() {
+  static std::once_flag once;
+  static bool present = false;
+  std::call_once(once, [] {
+    const std::string path = Nccl::library_path();
+    if (path.empty() || simulated_driver_requested()) return;
+    void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (handle == nullptr) return;
+    present = dlsym(handle, "ncclCommInitAll") != nullptr;
+    dlclose(handle);
+  });
+  return present;
+}
+
+}  // namespace
+}  // namespace xal::cuda
+
+// The one exported symbol: the table, with the NCCL entries when NCCL is
+// present. Thread-safe; the table is static and never freed.
+extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
+    uint32_t core_abi_version) {
+  (void)core_abi_version;  // the core checks the major version
+  try {
+    return xal::cuda::nccl_present() ? &xal::cuda::kTableWithNccl
+                                     : &xal::cuda::kTable;
+  } catch (...) {
+    return &xal::cuda::kTable;
+  }
+}

@@ -1,0 +1,223 @@
+// stream.cpp -- streams and the copies and memsets queued on them.
+#include "backend.h"
+#include "entries.h"
+
+namespace xal::cuda {
+
+namespace {
+
+// The common preamble of work queued on a stream: the stream is of the
+// current device generation, the device is healthy, its context current.
+inline xal_status_t enter(xal_bstream_s* stream, const char* call) {
+  xal_bdevice_s* device = stream->device;
+  if (stream->generation != device->generation.load(std::memory_order_acquire))
+    return stale_object(device->backend, "stream");
+  if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
+  const CUresult r = device->make_current();
+  return r == CUDA_SUCCESS ? XAL_SUCCESS : device->backend->fail(r, call, device);
+}
+
+inline xal_status_t done(xal_bstream_s* stream, CUresult r, const char* call) {
+  return r == CUDA_SUCCESS ? XAL_SUCCESS
+                           : stream->device->backend->fail(r, call,
+                                                           stream->device);
+}
+
+// Enables access from `from` to `to` once, when the hardware allows it.
+void enable_peer(xal_bdevice_s* from, xal_bdevice_s* to) {
+  const DriverSymbols& d = from->backend->driver;
+  if (d.cuDeviceCanAccessPeer == nullptr || d.cuCtxEnablePeerAccess == nullptr)
+    return;
+  std::lock_guard<std::mutex> lock(from->peer_mutex);
+  int8_t& state = from->peer_state.at(to->index);
+  if (state >= 0) return;
+  int can = 0;
+  state = 0;
+  if (d.cuDeviceCanAccessPeer(&can, from->device, to->device) !=
+          CUDA_SUCCESS ||
+      can == 0) {
+    return;
+  }
+  if (from->make_current() != CUDA_SUCCESS) return;
+  const CUresult r = d.cuCtxEnablePeerAccess(to->context, 0);
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+    state = 1;
+  } else {
+    from->backend->log(XAL_LOG_WARNING,
+                       "cuda: cuCtxEnablePeerAccess from device " +
+                           std::to_string(from->index) + " to " +
+                           std::to_string(to->index) + " failed with " +
+                           std::to_string(r) + "; copies are staged");
+  }
+}
+
+}  // namespace
+
+xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
+                           xal_bstream_t** out_stream) {
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
+    auto stream = std::make_unique<xal_bstream_s>();
+    stream->device = device;
+    std::lock_guard<std::mutex> lock(device->objects_mutex);
+    stream->generation = device->generation.load();
+    CUresult r = device->make_current();
+    const unsigned cu_flags =
+        (flags & XAL_STREAM_NON_BLOCKING) != 0 ? CU_STREAM_NON_BLOCKING : 0;
+    if (r == CUDA_SUCCESS) {
+      r = backend->driver.cuStreamCreate(&stream->stream, cu_flags);
+    }
+    if (r != CUDA_SUCCESS) return backend->fail(r, "cuStreamCreate", device);
+    xal_bstream_s* raw = stream.get();
+    try {
+      device->streams.emplace(raw, std::move(stream));
+    } catch (...) {
+      backend->driver.cuStreamDestroy(raw->stream);
+      throw;
+    }
+    *out_stream = raw;
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t stream_destroy(xal_bstream_t* stream) {
+  xal_bdevice_s* device = stream->device;
+  xal_backend_s* backend = device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    std::lock_guard<std::mutex> lock(device->objects_mutex);
+    auto it = device->streams.find(stream);
+    if (it == device->streams.end()) {
+      return backend->error(XAL_ERROR_INVALID_HANDLE, "cuda: unknown stream");
+    }
+    CUresult r = CUDA_SUCCESS;
+    const bool live = stream->generation == device->generation.load() &&
+                      !device->unhealthy.load();
+    if (live) {
+      r = device->make_current();
+      if (r == CUDA_SUCCESS) r = backend->driver.cuStreamSynchronize(stream->stream);
+      const CUresult destroyed = backend->driver.cuStreamDestroy(stream->stream);
+      if (r == CUDA_SUCCESS) r = destroyed;
+    }
+    device->streams.erase(it);
+    return r == CUDA_SUCCESS ? XAL_SUCCESS
+                             : backend->fail(r, "cuStreamDestroy", device);
+  });
+}
+
+xal_status_t stream_synchronize(xal_bstream_t* stream) {
+  return guarded(stream->device->backend, [&]() -> xal_status_t {
+    if (xal_status_t s = enter(stream, "cuStreamSynchronize"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                stream->device->backend->driver.cuStreamSynchronize(
+                    stream->stream),
+                "cuStreamSynchronize");
+  });
+}
+
+xal_status_t stream_query(xal_bstream_t* stream) {
+  return guarded(stream->device->backend, [&]() -> xal_status_t {
+    if (xal_status_t s = enter(stream, "cuStreamQuery"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                stream->device->backend->driver.cuStreamQuery(stream->stream),
+                "cuStreamQuery");
+  });
+}
+
+xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
+                                      void (*fn)(void* user), void* user) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (backend->driver.cuLaunchHostFunc == nullptr) {
+      return backend->error(XAL_ERROR_NOT_SUPPORTED,
+                            "cuda: the driver has no cuLaunchHostFunc");
+    }
+    if (xal_status_t s = enter(stream, "cuLaunchHostFunc"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                backend->driver.cuLaunchHostFunc(stream->stream, fn, user),
+                "cuLaunchHostFunc");
+  });
+}
+
+xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
+                         const void* src, size_t bytes) {
+  return guarded(stream->device->backend, [&]() -> xal_status_t {
+    if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = enter(stream, "cuMemcpyHtoDAsync"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                stream->device->backend->driver.cuMemcpyHtoDAsync(
+                    dst, src, bytes, stream->stream),
+                "cuMemcpyHtoDAsync");
+  });
+}
+
+xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
+                         size_t bytes) {
+  return guarded(stream->device->backend, [&]() -> xal_status_t {
+    if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = enter(stream, "cuMemcpyDtoHAsync"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                stream->device->backend->driver.cuMemcpyDtoHAsync(
+                    dst, src, bytes, stream->stream),
+                "cuMemcpyDtoHAsync");
+  });
+}
+
+xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
+                         xal_devptr_t src, size_t bytes) {
+  return guarded(stream->device->backend, [&]() -> xal_status_t {
+    if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = enter(stream, "cuMemcpyDtoDAsync"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                stream->device->backend->driver.cuMemcpyDtoDAsync(
+                    dst, src, bytes, stream->stream),
+                "cuMemcpyDtoDAsync");
+  });
+}
+
+xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                         xal_devptr_t dst, xal_bdevice_t* src_device,
+                         xal_devptr_t src, size_t bytes) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (bytes == 0) return XAL_SUCCESS;
+    if (dst_device == src_device) return memcpy_dtod(stream, dst, src, bytes);
+    if (backend->driver.cuMemcpyPeerAsync == nullptr) {
+      return backend->error(XAL_ERROR_NOT_SUPPORTED,
+                            "cuda: the driver has no cuMemcpyPeerAsync");
+    }
+    for (xal_bdevice_s* d : {dst_device, src_device}) {
+      if (xal_status_t s = d->check_health(); s != XAL_SUCCESS) return s;
+    }
+    enable_peer(src_device, dst_device);
+    enable_peer(dst_device, src_device);
+    if (xal_status_t s = enter(stream, "cuMemcpyPeerAsync"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                backend->driver.cuMemcpyPeerAsync(
+                    dst, dst_device->context, src, src_device->context, bytes,
+                    stream->stream),
+                "cuMemcpyPeerAsync");
+  });
+}
+
+xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+                       size_t bytes) {
+  return guarded(stream->device->backend, [&]() -> xal_status_t {
+    if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = enter(stream, "cuMemsetD8Async"); s != XAL_SUCCESS)
+      return s;
+    return done(stream,
+                stream->device->backend->driver.cuMemsetD8Async(
+                    dst, value, bytes, stream->stream),
+                "cuMemsetD8Async");
+  });
+}
+
+}  // namespace xal::cuda

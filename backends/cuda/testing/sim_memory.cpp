@@ -1,0 +1,215 @@
+// sim_memory.cpp -- simulated device memory (host memory with UVA-style
+// addresses), page-locked host memory, copies and memset. SIMULATION ONLY.
+#include <cstdlib>
+#include <cstring>
+
+#include "sim_state.h"
+
+namespace xalsim {
+
+#define XALSIM_INJECT(name) \
+  if (CUresult injected_ = injected(name); injected_ != CUDA_SUCCESS) \
+    return injected_;
+#define XALSIM_CONTEXT()                 \
+  CUresult ctx_error_ = CUDA_SUCCESS;    \
+  Context* ctx = context_for_call(&ctx_error_); \
+  if (ctx == nullptr) return ctx_error_;
+
+bool device_range_ok(CUdeviceptr ptr, size_t bytes) {
+  Driver& d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  auto it = d.allocations.upper_bound(static_cast<uintptr_t>(ptr));
+  if (it == d.allocations.begin()) return false;
+  --it;
+  const uintptr_t begin = it->first;
+  const uintptr_t end = begin + it->second.size;
+  return ptr >= begin && ptr <= end && bytes <= end - ptr;
+}
+
+namespace {
+
+bool host_range_known(const std::map<uintptr_t, size_t>& ranges,
+                      const void* p) {
+  const auto ptr = reinterpret_cast<uintptr_t>(p);
+  auto it = ranges.upper_bound(ptr);
+  if (it == ranges.begin()) return false;
+  --it;
+  return ptr < it->first + it->second;
+}
+
+CUresult sim_cuMemGetInfo(size_t* free_bytes, size_t* total) {
+  XALSIM_INJECT("cuMemGetInfo");
+  XALSIM_CONTEXT();
+  if (free_bytes == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Driver& d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  *total = d.memory_per_device;
+  *free_bytes = d.memory_per_device - d.used[static_cast<size_t>(ctx->device)];
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuMemAlloc(CUdeviceptr* out, size_t bytes) {
+  XALSIM_INJECT("cuMemAlloc");
+  XALSIM_CONTEXT();
+  if (out == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  const size_t rounded = (bytes + 255) / 256 * 256;
+  Driver& d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  size_t& used = d.used[static_cast<size_t>(ctx->device)];
+  if (rounded > d.memory_per_device - used) return CUDA_ERROR_OUT_OF_MEMORY;
+  void* p = std::aligned_alloc(256, rounded);
+  if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  used += rounded;
+  d.allocations[reinterpret_cast<uintptr_t>(p)] = Allocation{rounded, ctx->device};
+  *out = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuMemFree(CUdeviceptr ptr) {
+  XALSIM_INJECT("cuMemFree");
+  XALSIM_CONTEXT();
+  // Like the real driver, a free waits for the work that may still use it.
+  // Shared ownership keeps a stream alive if another thread destroys it.
+  std::vector<std::shared_ptr<Stream>> streams;
+  Driver& d = driver();
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    for (auto& [raw, stream] : d.streams) streams.push_back(stream);
+  }
+  for (const auto& s : streams) {
+    std::unique_lock<std::mutex> lock(s->mutex);
+    s->cv.wait(lock, [&s] { return s->queue.empty() && !s->busy; });
+  }
+  streams.clear();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  auto it = d.allocations.find(static_cast<uintptr_t>(ptr));
+  if (it == d.allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  d.used[static_cast<size_t>(it->second.device)] -= it->second.size;
+  std::free(reinterpret_cast<void*>(it->first));
+  d.allocations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuMemHostAlloc(void** out, size_t bytes, unsigned int flags) {
+  XALSIM_INJECT("cuMemHostAlloc");
+  XALSIM_CONTEXT();
+  (void)flags;
+  if (out == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  driver().host_allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+  *out = p;
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuMemFreeHost(void* p) {
+  XALSIM_INJECT("cuMemFreeHost");
+  XALSIM_CONTEXT();
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  auto it = driver().host_allocations.find(reinterpret_cast<uintptr_t>(p));
+  if (it == driver().host_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  std::free(p);
+  driver().host_allocations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuMemHostRegister(void* p, size_t bytes, unsigned int flags) {
+  XALSIM_INJECT("cuMemHostRegister");
+  XALSIM_CONTEXT();
+  (void)flags;
+  if (p == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  if (host_range_known(driver().host_registered, p) ||
+      host_range_known(driver().host_allocations, p)) {
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  }
+  driver().host_registered[reinterpret_cast<uintptr_t>(p)] = bytes;
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuMemHostUnregister(void* p) {
+  XALSIM_INJECT("cuMemHostUnregister");
+  XALSIM_CONTEXT();
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  auto it = driver().host_registered.find(reinterpret_cast<uintptr_t>(p));
+  if (it == driver().host_registered.end()) {
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  driver().host_registered.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult copy(CUstream stream, void* dst, const void* src, size_t bytes) {
+  return submit(stream, [dst, src, bytes] {
+    std::memmove(dst, src, bytes);
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult sim_cuMemcpyHtoDAsync(CUdeviceptr dst, const void* src, size_t bytes,
+                               CUstream stream) {
+  XALSIM_INJECT("cuMemcpyHtoDAsync");
+  XALSIM_CONTEXT();
+  if (src == nullptr || !device_range_ok(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  return copy(stream, reinterpret_cast<void*>(dst), src, bytes);
+}
+
+CUresult sim_cuMemcpyDtoHAsync(void* dst, CUdeviceptr src, size_t bytes,
+                               CUstream stream) {
+  XALSIM_INJECT("cuMemcpyDtoHAsync");
+  XALSIM_CONTEXT();
+  if (dst == nullptr || !device_range_ok(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  return copy(stream, dst, reinterpret_cast<const void*>(src), bytes);
+}
+
+CUresult sim_cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                               CUstream stream) {
+  XALSIM_INJECT("cuMemcpyDtoDAsync");
+  XALSIM_CONTEXT();
+  if (!device_range_ok(dst, bytes) || !device_range_ok(src, bytes)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return copy(stream, reinterpret_cast<void*>(dst),
+              reinterpret_cast<const void*>(src), bytes);
+}
+
+CUresult sim_cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx,
+                               CUdeviceptr src, CUcontext src_ctx, size_t bytes,
+                               CUstream stream) {
+  XALSIM_INJECT("cuMemcpyPeerAsync");
+  XALSIM_CONTEXT();
+  if (dst_ctx == nullptr || src_ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!device_range_ok(dst, bytes) || !device_range_ok(src, bytes)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return copy(stream, reinterpret_cast<void*>(dst),
+              reinterpret_cast<const void*>(src), bytes);
+}
+
+CUresult sim_cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n,
+                             CUstream stream) {
+  XALSIM_INJECT("cuMemsetD8Async");
+  XALSIM_CONTEXT();
+  if (!device_range_ok(dst, n)) return CUDA_ERROR_INVALID_VALUE;
+  return submit(stream, [dst, value, n] {
+    std::memset(reinterpret_cast<void*>(dst), value, n);
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // namespace
+
+const std::vector<Symbol>& memory_symbols() {
+  static const std::vector<Symbol> symbols = {
+#define S(name) {#name, reinterpret_cast<void*>(&sim_##name)}
+      S(cuMemGetInfo), S(cuMemAlloc), S(cuMemFree), S(cuMemHostAlloc),
+      S(cuMemFreeHost), S(cuMemHostRegister), S(cuMemHostUnregister),
+      S(cuMemcpyHtoDAsync), S(cuMemcpyDtoHAsync), S(cuMemcpyDtoDAsync),
+      S(cuMemcpyPeerAsync), S(cuMemsetD8Async),
+#undef S
+  };
+  return symbols;
+}
+
+}  // namespace xalsim

@@ -1,0 +1,281 @@
+// sim_module.cpp -- the simulated module loader and kernel launches.
+// Modules are PTX text: the loader reads the `.entry` names. An image that
+// contains XALSIM_JIT_ERROR fails to "compile" with a log, as ptxas would.
+// Kernels run on the host on the stream's worker: xal's reduction kernels
+// (xal_reduce_<op>_<dtype>, xal_scale_<dtype>) and test kernels
+// (xalsim_fill_u32, xalsim_illegal_address); others do nothing.
+// SIMULATION ONLY.
+#include <algorithm>
+#include <cstring>
+#include <regex>
+#include <string>
+
+#include "sim_state.h"
+
+namespace xalsim {
+
+#define XALSIM_INJECT(name) \
+  if (CUresult injected_ = injected(name); injected_ != CUDA_SUCCESS) \
+    return injected_;
+#define XALSIM_CONTEXT()                          \
+  CUresult ctx_error_ = CUDA_SUCCESS;             \
+  Context* ctx = context_for_call(&ctx_error_);   \
+  if (ctx == nullptr) return ctx_error_;
+
+namespace {
+
+// bf16 <-> float, round to nearest even.
+float bf16_to_float(uint16_t v) {
+  uint32_t bits = static_cast<uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+uint16_t float_to_bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+struct BF16 {
+  uint16_t bits;
+};
+
+template <typename T> struct Traits {
+  using C = T;
+  static C load(T v) { return v; }
+  static T store(C v) { return v; }
+};
+template <> struct Traits<_Float16> {
+  using C = float;
+  static C load(_Float16 v) { return static_cast<float>(v); }
+  static _Float16 store(C v) { return static_cast<_Float16>(v); }
+};
+template <> struct Traits<BF16> {
+  using C = float;
+  static C load(BF16 v) { return bf16_to_float(v.bits); }
+  static BF16 store(C v) { return BF16{float_to_bf16(v)}; }
+};
+
+template <typename T>
+void reduce(const std::string& op, void* dst_p, const void* src_p, size_t n) {
+  using Tr = Traits<T>;
+  T* dst = static_cast<T*>(dst_p);
+  const T* src = static_cast<const T*>(src_p);
+  for (size_t i = 0; i < n; ++i) {
+    const typename Tr::C a = Tr::load(dst[i]), b = Tr::load(src[i]);
+    typename Tr::C r = a;
+    if (op == "sum") r = a + b;
+    else if (op == "prod") r = a * b;
+    else if (op == "min") r = b < a ? b : a;
+    else if (op == "max") r = a < b ? b : a;
+    dst[i] = Tr::store(r);
+  }
+}
+
+template <typename T>
+void scale(void* dst_p, double divisor, size_t n) {
+  using Tr = Traits<T>;
+  T* dst = static_cast<T*>(dst_p);
+  for (size_t i = 0; i < n; ++i) {
+    dst[i] = Tr::store(static_cast<typename Tr::C>(Tr::load(dst[i]) / divisor));
+  }
+}
+
+template <typename Fn>
+bool by_dtype(const std::string& t, Fn&& fn) {
+  if (t == "i8") fn(int8_t{});
+  else if (t == "u8") fn(uint8_t{});
+  else if (t == "i32") fn(int32_t{});
+  else if (t == "u32") fn(uint32_t{});
+  else if (t == "i64") fn(int64_t{});
+  else if (t == "u64") fn(uint64_t{});
+  else if (t == "f16") fn(_Float16{});
+  else if (t == "bf16") fn(BF16{});
+  else if (t == "f32") fn(float{});
+  else if (t == "f64") fn(double{});
+  else return false;
+  return true;
+}
+
+template <typename T>
+T arg(void** params, int i) {
+  T v;
+  std::memcpy(&v, params[i], sizeof v);
+  return v;
+}
+
+}  // namespace
+
+CUresult run_kernel(const std::string& name, void** params,
+                    unsigned long long threads) {
+  (void)threads;
+  static const std::regex reduce_re("xal_reduce_(sum|prod|min|max)_([a-z0-9]+)");
+  static const std::regex scale_re("xal_scale_([a-z0-9]+)");
+  std::smatch m;
+  if (std::regex_match(name, m, reduce_re)) {
+    void* dst = reinterpret_cast<void*>(arg<CUdeviceptr>(params, 0));
+    void* src = reinterpret_cast<void*>(arg<CUdeviceptr>(params, 1));
+    const auto n = arg<unsigned long long>(params, 2);
+    const std::string op = m[1];
+    by_dtype(m[2], [&](auto tag) { reduce<decltype(tag)>(op, dst, src, n); });
+  } else if (std::regex_match(name, m, scale_re)) {
+    void* dst = reinterpret_cast<void*>(arg<CUdeviceptr>(params, 0));
+    const double divisor = arg<double>(params, 1);
+    const auto n = arg<unsigned long long>(params, 2);
+    by_dtype(m[1], [&](auto tag) { scale<decltype(tag)>(dst, divisor, n); });
+  } else if (name == "xalsim_fill_u32") {
+    auto* dst = reinterpret_cast<uint32_t*>(arg<CUdeviceptr>(params, 0));
+    const auto value = arg<uint32_t>(params, 1);
+    const auto n = arg<unsigned long long>(params, 2);
+    for (unsigned long long i = 0; i < n; ++i) dst[i] = value;
+  } else if (name == "xalsim_illegal_address") {
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  return CUDA_SUCCESS;
+}
+
+namespace {
+
+// The parameter sizes of the kernels the simulation runs.
+std::vector<size_t> param_sizes(const std::string& name) {
+  if (name.rfind("xal_reduce_", 0) == 0 || name.rfind("xal_scale_", 0) == 0) {
+    return {8, 8, 8};
+  }
+  if (name == "xalsim_fill_u32") return {8, 4, 8};
+  return {};
+}
+
+void write_log(unsigned int n, CUjit_option* options, void** values,
+               const std::string& text) {
+  char* buffer = nullptr;
+  size_t size = 0;
+  for (unsigned int i = 0; i < n; ++i) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER) buffer = static_cast<char*>(values[i]);
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+      size = reinterpret_cast<uintptr_t>(values[i]);
+  }
+  if (buffer == nullptr || size == 0) return;
+  const size_t len = std::min(size - 1, text.size());
+  std::memcpy(buffer, text.data(), len);
+  buffer[len] = '\0';
+}
+
+CUresult sim_cuModuleLoadDataEx(CUmodule* out, const void* image,
+                                unsigned int n, CUjit_option* options,
+                                void** values) {
+  XALSIM_INJECT("cuModuleLoadDataEx");
+  XALSIM_CONTEXT();
+  if (out == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const unsigned char* bytes = static_cast<const unsigned char*>(image);
+  // Binary images (ELF cubin, fatbin) hold no code for a simulated GPU.
+  if ((bytes[0] == 0x7f && bytes[1] == 'E') ||
+      (bytes[0] == 0x50 && bytes[1] == 0xed && bytes[2] == 0x55)) {
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  }
+  const std::string text(static_cast<const char*>(image));
+  if (const auto pos = text.find("XALSIM_JIT_ERROR"); pos != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + pos, '\n');
+    write_log(n, options, values,
+              "ptxas application ptx input, line " + std::to_string(line) +
+                  "; error   : XALSIM_JIT_ERROR: syntax error (simulated)\n"
+                  "ptxas fatal   : Ptx assembly aborted due to errors\n");
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  if (text.find(".version") == std::string::npos) return CUDA_ERROR_INVALID_IMAGE;
+  auto module = std::make_unique<Module>();
+  module->ctx = ctx;
+  static const std::regex entry_re("\\.entry\\s+([A-Za-z_$][A-Za-z0-9_$]*)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), entry_re);
+       it != std::sregex_iterator(); ++it) {
+    module->entries.insert((*it)[1]);
+  }
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  Module* raw = module.get();
+  driver().modules.emplace(raw, std::move(module));
+  ctx->modules[raw];
+  *out = reinterpret_cast<CUmodule>(raw);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuModuleUnload(CUmodule m) {
+  XALSIM_INJECT("cuModuleUnload");
+  XALSIM_CONTEXT();
+  Module* module = reinterpret_cast<Module*>(m);
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  auto it = driver().modules.find(module);
+  if (it == driver().modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  for (auto& f : module->ctx->modules[module]) driver().functions.erase(f.get());
+  module->ctx->modules.erase(module);
+  driver().modules.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuModuleGetFunction(CUfunction* out, CUmodule m, const char* name) {
+  XALSIM_INJECT("cuModuleGetFunction");
+  XALSIM_CONTEXT();
+  if (out == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Module* module = reinterpret_cast<Module*>(m);
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  if (driver().modules.count(module) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (module->entries.count(name) == 0) return CUDA_ERROR_NOT_FOUND;
+  auto function = std::make_unique<Function>();
+  function->module = module;
+  function->name = name;
+  Function* raw = function.get();
+  driver().functions.insert(raw);
+  module->ctx->modules[module].push_back(std::move(function));
+  *out = reinterpret_cast<CUfunction>(raw);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                            unsigned bx, unsigned by, unsigned bz,
+                            unsigned shared, CUstream stream, void** params,
+                            void** extra) {
+  XALSIM_INJECT("cuLaunchKernel");
+  XALSIM_CONTEXT();
+  (void)shared;
+  Function* function = reinterpret_cast<Function*>(f);
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    if (driver().functions.count(function) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    name = function->name;
+  }
+  if (extra != nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
+      static_cast<unsigned long long>(bx) * by * bz > 1024) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  // Parameters are read at launch, as the driver does: copy them now.
+  std::vector<std::vector<unsigned char>> copies;
+  const std::vector<size_t> sizes = param_sizes(name);
+  if (!sizes.empty() && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const auto* p = static_cast<const unsigned char*>(params[i]);
+    copies.emplace_back(p, p + sizes[i]);
+  }
+  const unsigned long long threads =
+      1ull * gx * gy * gz * bx * by * bz;
+  return submit(stream, [name, copies, threads]() mutable {
+    void* p[3] = {nullptr, nullptr, nullptr};
+    for (size_t i = 0; i < copies.size(); ++i) p[i] = copies[i].data();
+    return run_kernel(name, p, threads);
+  });
+}
+
+}  // namespace
+
+const std::vector<Symbol>& module_symbols() {
+  static const std::vector<Symbol> symbols = {
+#define S(name) {#name, reinterpret_cast<void*>(&sim_##name)}
+      S(cuModuleLoadDataEx), S(cuModuleUnload), S(cuModuleGetFunction),
+      S(cuLaunchKernel),
+#undef S
+  };
+  return symbols;
+}
+
+}  // namespace xalsim

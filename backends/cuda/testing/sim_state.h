@@ -1,0 +1,135 @@
+// sim_state.h -- state of the simulated CUDA driver (libcuda.so.1 for
+// tests): devices over host memory, primary contexts, streams run in order
+// by a worker thread each, events with host timestamps, a trivial module
+// loader, and error injection. SIMULATION ONLY: nothing here touches a GPU.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace xalsim {
+
+using Clock = std::chrono::steady_clock;
+
+struct Context;
+
+// An in-order queue run by one worker thread.
+struct Stream {
+  Context* ctx = nullptr;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<std::function<CUresult()>> queue;
+  bool busy = false;
+  bool stop = false;
+  CUresult error = CUDA_SUCCESS;  // first failure of queued work
+  std::thread worker;
+
+  void run();
+  void push(std::function<CUresult()> task);
+  CUresult drain();  // waits until idle; returns and clears `error`
+  void shutdown();   // drains and joins
+};
+
+struct Event {
+  Context* ctx = nullptr;
+  bool timing = true;
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t recorded = 0;   // record calls so far
+  uint64_t completed = 0;  // records the stream has reached
+  Clock::time_point when{};
+};
+
+struct Module {
+  Context* ctx = nullptr;
+  std::set<std::string> entries;
+};
+
+struct Function {
+  Module* module = nullptr;
+  std::string name;
+};
+
+// The primary context of a device.
+struct Context {
+  int device = 0;
+  int retained = 0;
+  std::atomic<CUresult> sticky{CUDA_SUCCESS};
+  std::set<Stream*> streams;
+  std::set<Event*> events;
+  std::map<Module*, std::vector<std::unique_ptr<Function>>> modules;
+  std::set<int> peers;  // devices this context may access directly
+};
+
+struct Allocation {
+  size_t size = 0;
+  int device = 0;
+};
+
+// The whole driver. One instance per process; every field is guarded by
+// `mutex` unless atomic.
+struct Driver {
+  std::mutex mutex;
+  bool initialised = false;
+  int device_count = 2;
+  size_t memory_per_device = size_t{1} << 30;
+  int version = 13000;
+  std::vector<std::unique_ptr<Context>> contexts;
+  std::vector<size_t> used;                       // bytes per device
+  std::map<uintptr_t, Allocation> allocations;    // device memory
+  std::map<uintptr_t, size_t> host_allocations;   // cuMemHostAlloc
+  std::map<uintptr_t, size_t> host_registered;    // cuMemHostRegister
+  // Every live object, owned here; handles are their addresses.
+  std::map<Stream*, std::shared_ptr<Stream>> streams;  // shared: waiters
+  std::map<Event*, std::unique_ptr<Event>> events;
+  std::map<Module*, std::unique_ptr<Module>> modules;
+  std::set<Function*> functions;  // owned by Context::modules
+};
+
+Driver& driver();
+thread_local inline Context* current = nullptr;
+
+// Error injection (XALSIM_CUDA_FAIL). Returns the code to fail `name` with,
+// or CUDA_SUCCESS. A sticky code also poisons the current context.
+CUresult injected(const char* name);
+bool is_sticky(CUresult r);
+// The current context, or null; *out_error gets INVALID_CONTEXT or the
+// context's sticky error.
+Context* context_for_call(CUresult* out_error);
+// True when [ptr, ptr+bytes) lies inside one live device allocation.
+bool device_range_ok(CUdeviceptr ptr, size_t bytes);
+// The stream if it is live (null stream: returns null with ok = true).
+Stream* find_stream(CUstream s, bool* ok);
+// Runs `task` on `stream`, or now for the null stream.
+CUresult submit(CUstream s, std::function<CUresult()> task);
+// Destroys every object of `ctx` and frees its device's memory.
+void reset_context(Context* ctx);
+
+// The symbol table that cuGetProcAddress serves: base name -> function.
+struct Symbol {
+  const char* name;
+  void* fn;
+};
+const std::vector<Symbol>& device_symbols();
+const std::vector<Symbol>& memory_symbols();
+const std::vector<Symbol>& stream_symbols();
+const std::vector<Symbol>& module_symbols();
+
+// Runs a kernel of a loaded module on the host (the kernels xal embeds and a
+// few test kernels); unknown kernels do nothing.
+CUresult run_kernel(const std::string& name, void** params,
+                    unsigned long long threads);
+
+}  // namespace xalsim

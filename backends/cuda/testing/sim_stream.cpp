@@ -1,0 +1,317 @@
+// sim_stream.cpp -- simulated streams (a worker thread each, in order),
+// events with host timestamps, host functions, context reset.
+// SIMULATION ONLY.
+#include <cstdlib>
+
+#include "sim_state.h"
+
+namespace xalsim {
+
+#define XALSIM_INJECT(name) \
+  if (CUresult injected_ = injected(name); injected_ != CUDA_SUCCESS) \
+    return injected_;
+#define XALSIM_CONTEXT()                          \
+  CUresult ctx_error_ = CUDA_SUCCESS;             \
+  Context* ctx = context_for_call(&ctx_error_);   \
+  if (ctx == nullptr) return ctx_error_;
+
+void Stream::run() {
+  std::unique_lock<std::mutex> lock(mutex);
+  for (;;) {
+    cv.wait(lock, [this] { return stop || !queue.empty(); });
+    if (queue.empty()) return;  // stop requested and nothing left
+    std::function<CUresult()> task = std::move(queue.front());
+    queue.pop_front();
+    busy = true;
+    lock.unlock();
+    const CUresult r = task();
+    lock.lock();
+    busy = false;
+    if (r != CUDA_SUCCESS && error == CUDA_SUCCESS) error = r;
+    if (is_sticky(r)) ctx->sticky = r;
+    cv.notify_all();
+  }
+}
+
+void Stream::push(std::function<CUresult()> task) {
+  std::lock_guard<std::mutex> lock(mutex);
+  queue.push_back(std::move(task));
+  cv.notify_all();
+}
+
+CUresult Stream::drain() {
+  std::unique_lock<std::mutex> lock(mutex);
+  cv.wait(lock, [this] { return queue.empty() && !busy; });
+  const CUresult r = error;
+  if (!is_sticky(r)) error = CUDA_SUCCESS;
+  return r;
+}
+
+void Stream::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stop = true;
+    cv.notify_all();
+  }
+  if (worker.joinable()) worker.join();
+}
+
+Stream* find_stream(CUstream s, bool* ok) {
+  if (s == nullptr) {
+    *ok = true;
+    return nullptr;
+  }
+  Stream* stream = reinterpret_cast<Stream*>(s);
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  *ok = driver().streams.count(stream) != 0;
+  return *ok ? stream : nullptr;
+}
+
+CUresult submit(CUstream s, std::function<CUresult()> task) {
+  bool ok = false;
+  Stream* stream = find_stream(s, &ok);
+  if (!ok) return CUDA_ERROR_INVALID_HANDLE;
+  if (stream == nullptr) return task();  // the null stream runs now
+  stream->push(std::move(task));
+  return CUDA_SUCCESS;
+}
+
+void reset_context(Context* ctx) {
+  Driver& d = driver();
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    for (Stream* s : ctx->streams) {
+      auto it = d.streams.find(s);
+      streams.push_back(std::move(it->second));
+      d.streams.erase(it);
+    }
+    ctx->streams.clear();
+  }
+  for (const auto& s : streams) s->shutdown();
+  streams.clear();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  for (Event* e : ctx->events) d.events.erase(e);
+  ctx->events.clear();
+  for (auto& [module, functions] : ctx->modules) {
+    for (auto& f : functions) d.functions.erase(f.get());
+    d.modules.erase(module);
+  }
+  ctx->modules.clear();
+  for (auto it = d.allocations.begin(); it != d.allocations.end();) {
+    if (it->second.device == ctx->device) {
+      d.used[static_cast<size_t>(ctx->device)] -= it->second.size;
+      std::free(reinterpret_cast<void*>(it->first));
+      it = d.allocations.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  ctx->sticky = CUDA_SUCCESS;
+}
+
+namespace {
+
+CUresult sim_cuStreamCreate(CUstream* out, unsigned int flags) {
+  XALSIM_INJECT("cuStreamCreate");
+  XALSIM_CONTEXT();
+  if (out == nullptr || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+  auto stream = std::make_shared<Stream>();
+  stream->ctx = ctx;
+  Stream* raw = stream.get();
+  raw->worker = std::thread([raw] { raw->run(); });
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  driver().streams.emplace(raw, std::move(stream));
+  ctx->streams.insert(raw);
+  *out = reinterpret_cast<CUstream>(raw);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuStreamDestroy(CUstream s) {
+  XALSIM_INJECT("cuStreamDestroy");
+  XALSIM_CONTEXT();
+  bool ok = false;
+  Stream* stream = find_stream(s, &ok);
+  if (!ok || stream == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  std::shared_ptr<Stream> owned;
+  {
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    auto it = driver().streams.find(stream);
+    owned = std::move(it->second);
+    driver().streams.erase(it);
+    stream->ctx->streams.erase(stream);
+  }
+  owned->shutdown();  // runs what is queued, as the driver does
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuStreamSynchronize(CUstream s) {
+  XALSIM_INJECT("cuStreamSynchronize");
+  XALSIM_CONTEXT();
+  bool ok = false;
+  Stream* stream = find_stream(s, &ok);
+  if (!ok) return CUDA_ERROR_INVALID_HANDLE;
+  if (stream == nullptr) return CUDA_SUCCESS;
+  const CUresult r = stream->drain();
+  return ctx->sticky.load() != CUDA_SUCCESS ? ctx->sticky.load() : r;
+}
+
+CUresult sim_cuStreamQuery(CUstream s) {
+  XALSIM_INJECT("cuStreamQuery");
+  XALSIM_CONTEXT();
+  bool ok = false;
+  Stream* stream = find_stream(s, &ok);
+  if (!ok) return CUDA_ERROR_INVALID_HANDLE;
+  if (stream == nullptr) return CUDA_SUCCESS;
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->error != CUDA_SUCCESS) return stream->error;
+  return stream->queue.empty() && !stream->busy ? CUDA_SUCCESS
+                                                : CUDA_ERROR_NOT_READY;
+}
+
+CUresult sim_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
+  XALSIM_INJECT("cuLaunchHostFunc");
+  XALSIM_CONTEXT();
+  if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return submit(s, [fn, user] {
+    fn(user);
+    return CUDA_SUCCESS;
+  });
+}
+
+Event* find_event(CUevent e) {
+  Event* event = reinterpret_cast<Event*>(e);
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  return driver().events.count(event) != 0 ? event : nullptr;
+}
+
+CUresult sim_cuEventCreate(CUevent* out, unsigned int flags) {
+  XALSIM_INJECT("cuEventCreate");
+  XALSIM_CONTEXT();
+  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  auto event = std::make_unique<Event>();
+  event->ctx = ctx;
+  event->timing = (flags & CU_EVENT_DISABLE_TIMING) == 0;
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  Event* raw = event.get();
+  driver().events.emplace(raw, std::move(event));
+  ctx->events.insert(raw);
+  *out = reinterpret_cast<CUevent>(raw);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuEventDestroy(CUevent e) {
+  XALSIM_INJECT("cuEventDestroy");
+  XALSIM_CONTEXT();
+  Event* event = find_event(e);
+  if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  // Streams may still be about to signal it: wait for its last record.
+  {
+    std::unique_lock<std::mutex> lock(event->mutex);
+    event->cv.wait(lock, [event] { return event->completed >= event->recorded; });
+  }
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  event->ctx->events.erase(event);
+  driver().events.erase(event);
+  return CUDA_SUCCESS;
+}
+
+CUresult sim_cuEventRecord(CUevent e, CUstream s) {
+  XALSIM_INJECT("cuEventRecord");
+  XALSIM_CONTEXT();
+  Event* event = find_event(e);
+  if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(event->mutex);
+    generation = ++event->recorded;
+  }
+  return submit(s, [event, generation] {
+    std::lock_guard<std::mutex> lock(event->mutex);
+    event->when = Clock::now();
+    if (event->completed < generation) event->completed = generation;
+    event->cv.notify_all();
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult sim_cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+  XALSIM_INJECT("cuStreamWaitEvent");
+  XALSIM_CONTEXT();
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Event* event = find_event(e);
+  if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  uint64_t target = 0;
+  {
+    std::lock_guard<std::mutex> lock(event->mutex);
+    target = event->recorded;
+  }
+  return submit(s, [event, target] {
+    std::unique_lock<std::mutex> lock(event->mutex);
+    event->cv.wait(lock, [&] { return event->completed >= target; });
+    return CUDA_SUCCESS;
+  });
+}
+
+CUresult sim_cuEventQuery(CUevent e) {
+  XALSIM_INJECT("cuEventQuery");
+  XALSIM_CONTEXT();
+  Event* event = find_event(e);
+  if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  std::lock_guard<std::mutex> lock(event->mutex);
+  return event->completed >= event->recorded ? CUDA_SUCCESS
+                                             : CUDA_ERROR_NOT_READY;
+}
+
+CUresult sim_cuEventSynchronize(CUevent e) {
+  XALSIM_INJECT("cuEventSynchronize");
+  XALSIM_CONTEXT();
+  Event* event = find_event(e);
+  if (event == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  std::unique_lock<std::mutex> lock(event->mutex);
+  const uint64_t target = event->recorded;
+  event->cv.wait(lock, [&] { return event->completed >= target; });
+  return ctx->sticky.load();
+}
+
+CUresult sim_cuEventElapsedTime(float* ms, CUevent a, CUevent b) {
+  XALSIM_INJECT("cuEventElapsedTime");
+  XALSIM_CONTEXT();
+  Event* start = find_event(a);
+  Event* end = find_event(b);
+  if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (start == nullptr || end == nullptr || !start->timing || !end->timing) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  Clock::time_point t0, t1;
+  {
+    std::lock_guard<std::mutex> lock(start->mutex);
+    if (start->recorded == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (start->completed < start->recorded) return CUDA_ERROR_NOT_READY;
+    t0 = start->when;
+  }
+  {
+    std::lock_guard<std::mutex> lock(end->mutex);
+    if (end->recorded == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (end->completed < end->recorded) return CUDA_ERROR_NOT_READY;
+    t1 = end->when;
+  }
+  *ms = std::chrono::duration<float, std::milli>(t1 - t0).count();
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+const std::vector<Symbol>& stream_symbols() {
+  static const std::vector<Symbol> symbols = {
+#define S(name) {#name, reinterpret_cast<void*>(&sim_##name)}
+      S(cuStreamCreate), S(cuStreamDestroy), S(cuStreamSynchronize),
+      S(cuStreamQuery), S(cuLaunchHostFunc), S(cuEventCreate),
+      S(cuEventDestroy), S(cuEventRecord), S(cuStreamWaitEvent),
+      S(cuEventQuery), S(cuEventSynchronize), S(cuEventElapsedTime),
+#undef S
+  };
+  return symbols;
+}
+
+}  // namespace xalsim

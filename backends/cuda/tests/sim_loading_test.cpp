@@ -1,0 +1,148 @@
+// Loading the CUDA backend: missing driver, a driver too old for a required
+// function, a missing optional function, no device, and the table variant
+// without NCCL. Runs against the simulated driver (SIMULATION ONLY) except
+// NoDriver.*, which runs in its own process without XAL_CUDA_DRIVER.
+#include <dlfcn.h>
+
+#include <string>
+
+#include "plugin_fixture.h"
+
+namespace xal::cuda::test {
+namespace {
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+      had_ = true;
+      old_ = old;
+    }
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+// The table is chosen once, when first asked for: do it before any test
+// changes the environment.
+const xal_backend_table_t* const kTableAtStart = plugin_table();
+
+xal_status_t try_init(xal_backend_t** out) {
+  xal_backend_init_args_t args{sizeof args, &kServices, nullptr};
+  return plugin_table()->init(&args, out);
+}
+
+TEST(CudaSimulationLoading, MissingDriverFileIsUnavailableWithDlerror) {
+  ScopedEnv driver("XAL_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
+  xal_backend_t* backend = nullptr;
+  ASSERT_NE(plugin_table(), nullptr);
+  EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(backend, nullptr);
+  EXPECT_NE(last_reported.message.find("/nonexistent/libcuda.so.1"),
+            std::string::npos);
+  EXPECT_NE(last_reported.message.find("cannot open shared object file"),
+            std::string::npos)
+      << last_reported.message;
+}
+
+TEST(CudaSimulationLoading, DriverTooOldNamesTheMissingFunction) {
+  ScopedEnv hide("XALSIM_CUDA_HIDE", "cuMemsetD8Async");
+  xal_backend_t* backend = nullptr;
+  EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(last_reported.message.find(
+                "libcuda.so.1 is too old: missing cuMemsetD8Async"),
+            std::string::npos)
+      << last_reported.message;
+}
+
+TEST(CudaSimulationLoading, MissingOptionalFunctionsDropTheirFeature) {
+  ScopedEnv hide("XALSIM_CUDA_HIDE",
+                 "cuModuleLoadDataEx,cuLaunchKernel,cuMemHostRegister");
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_reported.message;
+  const xal_backend_table_t* t = plugin_table();
+  xal_bdevice_t* dev = nullptr;
+  ASSERT_EQ(t->device_get(backend, 0, &dev), XAL_SUCCESS);
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(t->device_get_properties(dev, &p), XAL_SUCCESS);
+  EXPECT_FALSE(p.capabilities & XAL_DEVICE_CAP_KERNELS);
+  xal_bmodule_t* module = nullptr;
+  const char ptx[] = ".version 8.0\n";
+  EXPECT_EQ(t->module_load(dev, XAL_MODULE_FORMAT_PTX, ptx, sizeof ptx, &module),
+            XAL_ERROR_NOT_SUPPORTED);
+  char buffer[64];
+  EXPECT_EQ(t->host_register(backend, buffer, sizeof buffer),
+            XAL_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(last_reported.message.find("cuMemHostRegister"), std::string::npos);
+  EXPECT_EQ(t->shutdown(backend), XAL_SUCCESS);
+}
+
+TEST(CudaSimulationLoading, NoDeviceIsUnavailable) {
+  ScopedEnv fail("XALSIM_CUDA_FAIL", "cuInit=100");
+  xal_backend_t* backend = nullptr;
+  EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(last_reported.vendor_code, 100);
+  EXPECT_EQ(last_reported.vendor_name, "CUDA_ERROR_NO_DEVICE");
+  EXPECT_NE(last_reported.message.find("cuInit"), std::string::npos);
+}
+
+TEST(CudaSimulationLoading, InitCanBeRepeated) {
+  for (int i = 0; i < 3; ++i) {
+    xal_backend_t* backend = nullptr;
+    ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_reported.message;
+    EXPECT_EQ(plugin_table()->shutdown(backend), XAL_SUCCESS);
+  }
+}
+
+// NCCL needs the real driver: with the simulated one (XAL_CUDA_DRIVER, set
+// by CTest), the table leaves collectives to the core even where
+// libnccl.so.2 is installed.
+TEST(CudaSimulationLoading, NoNcclWithTheSimulatedDriver) {
+  const xal_backend_table_t* t = kTableAtStart;
+  ASSERT_NE(t, nullptr);
+  EXPECT_STREQ(t->name, "cuda");
+  EXPECT_EQ(t->abi_major, XAL_ABI_VERSION_MAJOR);
+  EXPECT_GE(t->struct_size, XAL_BACKEND_TABLE_MIN_SIZE);
+  EXPECT_EQ(t->comm_create, nullptr);
+  EXPECT_EQ(t->allreduce, nullptr);
+  EXPECT_EQ(t->group_start, nullptr);
+  EXPECT_NE(t->get_extension, nullptr);
+}
+
+// Without XAL_CUDA_DRIVER, on a machine without the NVIDIA driver, the
+// plugin still loads and says why there is no CUDA device.
+TEST(NoDriver, RealDriverAbsentGivesTheDlopenReason) {
+  ScopedEnv driver("XAL_CUDA_DRIVER", nullptr);
+  void* real = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (real != nullptr) {
+    dlclose(real);
+    GTEST_SKIP() << "a CUDA driver is installed on this machine";
+  }
+  ASSERT_NE(plugin_table(), nullptr);
+  xal_backend_t* backend = nullptr;
+  EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(last_reported.message.find(
+                "libcuda.so.1: cannot open shared object file"),
+            std::string::npos)
+      << last_reported.message;
+}
+
+}  // namespace
+}  // namespace xal::cuda::test

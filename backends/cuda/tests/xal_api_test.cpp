@@ -1,0 +1,161 @@
+// The CUDA backend through libxal's public ABI, on the simulated driver
+// (SIMULATION ONLY). XAL_BACKENDS and XAL_CUDA_DRIVER come from CTest.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "xal/xal.h"
+
+namespace {
+
+xal_error_info_t last_error() {
+  xal_error_info_t info{};
+  info.struct_size = sizeof info;
+  xal_last_error(&info);
+  return info;
+}
+
+bool find_backend(const char* name, xal_backend_info_t* out) {
+  uint32_t count = 0;
+  if (xal_backend_count(&count) != XAL_SUCCESS) return false;
+  for (uint32_t i = 0; i < count; ++i) {
+    out->struct_size = sizeof *out;
+    if (xal_backend_get_info(i, out) == XAL_SUCCESS &&
+        std::strcmp(out->name, name) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+class CudaSimXal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::getenv("XAL_CUDA_TEST_NO_DRIVER") != nullptr) {
+      GTEST_SKIP() << "this process runs the missing-driver case";
+    }
+    unsetenv("XALSIM_CUDA_FAIL");
+    ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS) << last_error().message;
+    uint32_t count = 0;
+    ASSERT_EQ(xal_device_count(&count), XAL_SUCCESS);
+    for (uint32_t i = 0; i < count; ++i) {
+      xal_device_t d = nullptr;
+      xal_device_properties_t p{};
+      p.struct_size = sizeof p;
+      ASSERT_EQ(xal_device_get(i, &d), XAL_SUCCESS);
+      ASSERT_EQ(xal_device_get_properties(d, &p), XAL_SUCCESS);
+      if (std::strcmp(p.backend, "cuda") == 0) devices_.push_back(d);
+    }
+    ASSERT_EQ(devices_.size(), 2u);
+  }
+  void TearDown() override {
+    unsetenv("XALSIM_CUDA_FAIL");
+    if (!devices_.empty()) {
+      EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+    }
+  }
+  std::vector<xal_device_t> devices_;
+};
+
+TEST_F(CudaSimXal, BackendIsListedAsSimulated) {
+  xal_backend_info_t info{};
+  ASSERT_TRUE(find_backend("cuda", &info));
+  EXPECT_EQ(info.state, XAL_BACKEND_STATE_LOADED);
+  EXPECT_EQ(info.device_count, 2u);
+  EXPECT_TRUE(info.flags & XAL_BACKEND_FLAG_SIMULATED);
+  EXPECT_STREQ(info.driver_version, "13.0");
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(xal_device_get_properties(devices_[1], &p), XAL_SUCCESS);
+  EXPECT_NE(std::string(p.name).find("simulated"), std::string::npos);
+  EXPECT_STREQ(p.pci_bus_id, "0000:11:00.0");
+  EXPECT_TRUE(p.capabilities & XAL_DEVICE_CAP_SIMULATED);
+}
+
+TEST_F(CudaSimXal, CopiesThroughThePublicAbi) {
+  const size_t n = (1 << 20) + 5;
+  std::vector<uint8_t> in(n), out(n, 0);
+  for (size_t i = 0; i < n; ++i) in[i] = static_cast<uint8_t>(i * 13);
+  xal_devptr_t a = 0, b = 0;
+  ASSERT_EQ(xal_mem_alloc(devices_[0], n, &a), XAL_SUCCESS);
+  ASSERT_EQ(xal_mem_alloc(devices_[1], n, &b), XAL_SUCCESS);
+  xal_stream_t s = nullptr;
+  ASSERT_EQ(xal_stream_create(devices_[0], 0, &s), XAL_SUCCESS);
+  void* pinned = nullptr;
+  ASSERT_EQ(xal_host_alloc(n, 0, &pinned), XAL_SUCCESS) << last_error().message;
+  std::memcpy(pinned, in.data(), n);
+  ASSERT_EQ(xal_memcpy_htod(s, a, pinned, n), XAL_SUCCESS);
+  ASSERT_EQ(xal_memcpy_peer(s, devices_[1], b, devices_[0], a, n), XAL_SUCCESS);
+  ASSERT_EQ(xal_memcpy_dtoh(s, out.data(), a, n), XAL_SUCCESS);
+  ASSERT_EQ(xal_stream_synchronize(s), XAL_SUCCESS);
+  EXPECT_EQ(in, out);
+  std::fill(out.begin(), out.end(), 0);
+  xal_stream_t s1 = nullptr;
+  ASSERT_EQ(xal_stream_create(devices_[1], 0, &s1), XAL_SUCCESS);
+  ASSERT_EQ(xal_memcpy_dtoh(s1, out.data(), b, n), XAL_SUCCESS);
+  ASSERT_EQ(xal_stream_synchronize(s1), XAL_SUCCESS);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(xal_stream_destroy(s), XAL_SUCCESS);
+  EXPECT_EQ(xal_stream_destroy(s1), XAL_SUCCESS);
+  EXPECT_EQ(xal_mem_free(devices_[0], a), XAL_SUCCESS);
+  EXPECT_EQ(xal_mem_free(devices_[1], b), XAL_SUCCESS);
+  EXPECT_EQ(xal_host_free(pinned), XAL_SUCCESS);
+}
+
+TEST_F(CudaSimXal, DriverErrorsCarryTheCudaCode) {
+  setenv("XALSIM_CUDA_FAIL", "cuMemAlloc=2", 1);
+  xal_devptr_t p = 0;
+  EXPECT_EQ(xal_mem_alloc(devices_[0], 4096, &p), XAL_ERROR_OUT_OF_MEMORY);
+  const xal_error_info_t e = last_error();
+  EXPECT_EQ(e.status, XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(e.vendor_code, 2);
+  EXPECT_STREQ(e.vendor_name, "CUDA_ERROR_OUT_OF_MEMORY");
+  EXPECT_STREQ(e.backend, "cuda");
+}
+
+TEST_F(CudaSimXal, StickyErrorUntilDeviceReset) {
+  xal_stream_t s = nullptr;
+  ASSERT_EQ(xal_stream_create(devices_[0], 0, &s), XAL_SUCCESS);
+  setenv("XALSIM_CUDA_FAIL", "cuStreamSynchronize=700@1", 1);
+  EXPECT_EQ(xal_stream_synchronize(s), XAL_ERROR_DEVICE_LOST);
+  unsetenv("XALSIM_CUDA_FAIL");
+  EXPECT_EQ(last_error().vendor_code, 700);
+  xal_device_health_t h{};
+  h.struct_size = sizeof h;
+  ASSERT_EQ(xal_device_get_health(devices_[0], &h), XAL_SUCCESS);
+  EXPECT_NE(h.state, XAL_HEALTH_OK);
+  xal_devptr_t p = 0;
+  EXPECT_EQ(xal_mem_alloc(devices_[0], 256, &p), XAL_ERROR_DEVICE_LOST);
+  ASSERT_EQ(xal_device_reset(devices_[0]), XAL_SUCCESS) << last_error().message;
+  ASSERT_EQ(xal_device_get_health(devices_[0], &h), XAL_SUCCESS);
+  EXPECT_EQ(h.state, XAL_HEALTH_OK);
+  ASSERT_EQ(xal_mem_alloc(devices_[0], 256, &p), XAL_SUCCESS);
+  EXPECT_EQ(xal_mem_free(devices_[0], p), XAL_SUCCESS);
+}
+
+// Run with XAL_CUDA_DRIVER=/nonexistent: the CUDA backend is listed as
+// unavailable with the loader's reason and the other backends still load.
+TEST(CudaXalNoDriver, UnavailableWithReasonOthersLoad) {
+  if (std::getenv("XAL_CUDA_TEST_NO_DRIVER") == nullptr) {
+    GTEST_SKIP() << "needs XAL_CUDA_TEST_NO_DRIVER and a missing driver";
+  }
+  ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS) << last_error().message;
+  xal_backend_info_t cuda{};
+  ASSERT_TRUE(find_backend("cuda", &cuda));
+  EXPECT_EQ(cuda.state, XAL_BACKEND_STATE_UNAVAILABLE);
+  EXPECT_EQ(cuda.status, XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(std::string(cuda.reason).find("cannot open shared object file"),
+            std::string::npos)
+      << cuda.reason;
+  EXPECT_EQ(cuda.device_count, 0u);
+  xal_backend_info_t mock{};
+  if (find_backend("mock", &mock)) {
+    EXPECT_EQ(mock.state, XAL_BACKEND_STATE_LOADED);
+  }
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+}
+
+}  // namespace

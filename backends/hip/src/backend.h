@@ -1,0 +1,84 @@
+// The HIP backend's objects behind the plugin ABI's opaque handles.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "dynamic_symbols.h"
+#include "rccl.h"
+#include "rocm_smi.h"
+#include "xal/xal_backend.h"
+
+struct xal_bstream_s;
+struct xal_bevent_s;
+struct xal_bmodule_s;
+
+// One backend instance: the loaded runtime and its devices.
+struct xal_backend_s {
+  xal::hip::HipLibrary library;
+  xal::hip::Rccl rccl;
+  xal::hip::RocmSmi smi;
+  const xal_backend_services_t* services = nullptr;
+  std::vector<std::unique_ptr<xal_bdevice_s>> devices;
+  int driver_version = 0;
+  int runtime_version = 0;
+  std::mutex peer_mutex;
+  std::set<std::pair<int, int>> peers_enabled;  // (from, to) ordinals
+
+  const xal::hip::HipApi& api() const { return library.api(); }
+};
+
+struct xal_bstream_s {
+  xal_bdevice_s* device = nullptr;
+  hipStream_t handle = nullptr;
+  uint64_t generation = 0;
+};
+
+struct xal_bevent_s {
+  xal_bdevice_s* device = nullptr;
+  hipEvent_t handle = nullptr;
+  uint64_t generation = 0;
+  bool timing = true;
+  bool recorded = false;
+};
+
+struct xal_bkernel_s {
+  hipFunction_t handle = nullptr;
+  std::string name;
+};
+
+struct xal_bmodule_s {
+  xal_bdevice_s* device = nullptr;
+  hipModule_t handle = nullptr;
+  uint64_t generation = 0;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<xal_bkernel_s>> kernels;
+};
+
+// A HIP device (ordinal). Its mutex guards everything below it.
+struct xal_bdevice_s {
+  xal_backend_s* backend = nullptr;
+  int ordinal = 0;
+
+  std::mutex mutex;
+  // Sticky error: set by a sticky HIP code, cleared by device_reset.
+  xal_status_t sticky_status = XAL_SUCCESS;
+  int64_t sticky_code = 0;
+  std::string sticky_name;
+  std::string sticky_message;
+  // Bumped by device_reset: objects of an older generation are invalid.
+  uint64_t generation = 0;
+  std::unordered_map<uint64_t, uint64_t> allocations;  // address -> generation
+  // The device owns its streams, events and modules; the key is the
+  // handle given to the core.
+  std::unordered_map<xal_bstream_s*, std::unique_ptr<xal_bstream_s>> streams;
+  std::unordered_map<xal_bevent_s*, std::unique_ptr<xal_bevent_s>> events;
+  std::unordered_map<xal_bmodule_s*, std::unique_ptr<xal_bmodule_s>> modules;
+};
+

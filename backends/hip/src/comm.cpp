@@ -1,0 +1,311 @@
+// Native collectives through RCCL (dlopen'ed when present). Without RCCL
+// every entry reports XAL_ERROR_NOT_SUPPORTED.
+#include <array>
+
+#include "entries.h"
+#include "errors.h"
+
+struct xal_bcomm_s {
+  xal_bdevice_s* device = nullptr;
+  xal::hip::ncclComm_t handle = nullptr;
+  uint32_t rank = 0;
+  uint32_t size = 0;
+  xal::hip::Rccl* rccl = nullptr;
+};
+
+namespace xal::hip {
+namespace {
+
+// Owns the communicators handed to the core; freed by comm_destroy.
+struct CommRegistry {
+  std::mutex mutex;
+  std::unordered_map<xal_bcomm_s*, std::unique_ptr<xal_bcomm_s>> comms;
+};
+CommRegistry& registry() {
+  static CommRegistry instance;
+  return instance;
+}
+
+xal_status_t rccl_check(Rccl* rccl, ncclResult_t result, const char* what) {
+  if (result == 0) return XAL_SUCCESS;
+  // ncclResult_t: 1 unhandled device error, 2 system, 3 internal,
+  // 4 invalid argument, 5 invalid usage, 6 remote, 7 in progress.
+  static constexpr std::array<xal_status_t, 8> kStatus{
+      XAL_SUCCESS,        XAL_ERROR_BACKEND,          XAL_ERROR_BACKEND,
+      XAL_ERROR_INTERNAL, XAL_ERROR_INVALID_ARGUMENT, XAL_ERROR_INVALID_ARGUMENT,
+      XAL_ERROR_BACKEND,  XAL_NOT_READY};
+  const xal_status_t status =
+      (result > 0 && result < 8) ? kStatus[result] : XAL_ERROR_BACKEND;
+  const char* text = rccl->ncclGetErrorString(result);
+  return report(status, result, "ncclResult_t",
+                std::string(what) + " failed: " + (text ? text : "?"));
+}
+
+xal_status_t not_supported() {
+  return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
+                "RCCL (librccl.so.1) is not loaded");
+}
+
+// xal dtype -> ncclDataType_t; -1 when RCCL has no such type.
+int rccl_dtype(xal_dtype_t dtype) {
+  switch (dtype) {
+    case XAL_DTYPE_I8: return 0;
+    case XAL_DTYPE_U8: return 1;
+    case XAL_DTYPE_I32: return 2;
+    case XAL_DTYPE_U32: return 3;
+    case XAL_DTYPE_I64: return 4;
+    case XAL_DTYPE_U64: return 5;
+    case XAL_DTYPE_F16: return 6;
+    case XAL_DTYPE_F32: return 7;
+    case XAL_DTYPE_F64: return 8;
+    case XAL_DTYPE_BF16: return 9;
+    default: return -1;
+  }
+}
+
+int rccl_op(xal_op_t op) {
+  switch (op) {
+    case XAL_OP_SUM: return 0;
+    case XAL_OP_PROD: return 1;
+    case XAL_OP_MAX: return 2;
+    case XAL_OP_MIN: return 3;
+    case XAL_OP_AVG: return 4;
+    default: return -1;
+  }
+}
+
+size_t dtype_size(xal_dtype_t dtype) {
+  switch (dtype) {
+    case XAL_DTYPE_I8: case XAL_DTYPE_U8: return 1;
+    case XAL_DTYPE_F16: case XAL_DTYPE_BF16: return 2;
+    case XAL_DTYPE_I32: case XAL_DTYPE_U32: case XAL_DTYPE_F32: return 4;
+    default: return 8;
+  }
+}
+
+// Checks the comm, stream and types shared by every collective.
+xal_status_t prepare(xal_bcomm_s* comm, xal_bstream_s* stream, xal_dtype_t dtype,
+                     int* out_dtype) {
+  if (comm->rccl == nullptr) return not_supported();
+  *out_dtype = rccl_dtype(dtype);
+  if (*out_dtype < 0) {
+    return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, "unknown dtype");
+  }
+  if (stream->device != comm->device) {
+    return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
+                  "the stream is not on the communicator's device");
+  }
+  return enter(stream->device, stream->generation, "the stream");
+}
+
+void* ptr(xal_devptr_t address) { return reinterpret_cast<void*>(address); }
+
+}  // namespace
+
+xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
+                         const xal_bcomm_options_t* /*options*/,
+                         xal_bcomm_t** out_comms) {
+  return guarded("hip comm_create", [&]() -> xal_status_t {
+    if (devices == nullptr || n == 0 || out_comms == nullptr) {
+      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
+                    "comm_create: no devices");
+    }
+    Rccl& rccl = devices[0]->backend->rccl;
+    if (!rccl.available()) return not_supported();
+    std::vector<int> ordinals(n);
+    for (uint32_t i = 0; i < n; ++i) ordinals[i] = devices[i]->ordinal;
+    std::vector<ncclComm_t> handles(n);
+    if (xal_status_t s = rccl_check(&rccl,
+                                    rccl.ncclCommInitAll(handles.data(),
+                                                         static_cast<int>(n),
+                                                         ordinals.data()),
+                                    "ncclCommInitAll");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    std::lock_guard lock(registry().mutex);
+    for (uint32_t i = 0; i < n; ++i) {
+      auto comm = std::make_unique<xal_bcomm_s>();
+      comm->device = devices[i];
+      comm->handle = handles[i];
+      comm->rank = i;
+      comm->size = n;
+      comm->rccl = &rccl;
+      out_comms[i] = comm.get();
+      registry().comms.emplace(comm.get(), std::move(comm));
+    }
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t comm_destroy(xal_bcomm_t* comm) {
+  return guarded("hip comm_destroy", [&]() -> xal_status_t {
+    std::unique_ptr<xal_bcomm_s> owned;
+    {
+      std::lock_guard lock(registry().mutex);
+      auto found = registry().comms.find(comm);
+      if (found == registry().comms.end()) {
+        return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
+                      "not a live RCCL communicator");
+      }
+      owned = std::move(found->second);
+      registry().comms.erase(found);
+    }
+    return rccl_check(owned->rccl, owned->rccl->ncclCommDestroy(owned->handle),
+                      "ncclCommDestroy");
+  });
+}
+
+xal_status_t comm_abort(xal_bcomm_t* comm) {
+  return guarded("hip comm_abort", [&]() -> xal_status_t {
+    return rccl_check(comm->rccl, comm->rccl->ncclCommAbort(comm->handle),
+                      "ncclCommAbort");
+  });
+}
+
+xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
+  return guarded("hip comm_get_async_error", [&]() -> xal_status_t {
+    ncclResult_t async = 0;
+    if (xal_status_t s = rccl_check(
+            comm->rccl, comm->rccl->ncclCommGetAsyncError(comm->handle, &async),
+            "ncclCommGetAsyncError");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    *out_error = async == 0 ? XAL_SUCCESS
+                            : rccl_check(comm->rccl, async, "RCCL (async)");
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t group_start(xal_backend_t* backend) {
+  return guarded("hip group_start", [&]() -> xal_status_t {
+    if (!backend->rccl.available()) return not_supported();
+    return rccl_check(&backend->rccl, backend->rccl.ncclGroupStart(),
+                      "ncclGroupStart");
+  });
+}
+
+xal_status_t group_end(xal_backend_t* backend) {
+  return guarded("hip group_end", [&]() -> xal_status_t {
+    if (!backend->rccl.available()) return not_supported();
+    return rccl_check(&backend->rccl, backend->rccl.ncclGroupEnd(),
+                      "ncclGroupEnd");
+  });
+}
+
+xal_status_t allreduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                       size_t count, xal_dtype_t dtype, xal_op_t op,
+                       xal_bstream_t* stream) {
+  return guarded("hip allreduce", [&]() -> xal_status_t {
+    int type = 0;
+    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+      return s;
+    }
+    return rccl_check(comm->rccl,
+                      comm->rccl->ncclAllReduce(ptr(send), ptr(recv), count, type,
+                                                rccl_op(op), comm->handle,
+                                                stream->handle),
+                      "ncclAllReduce");
+  });
+}
+
+xal_status_t broadcast(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                       size_t count, xal_dtype_t dtype, uint32_t root,
+                       xal_bstream_t* stream) {
+  return guarded("hip broadcast", [&]() -> xal_status_t {
+    int type = 0;
+    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+      return s;
+    }
+    return rccl_check(comm->rccl,
+                      comm->rccl->ncclBroadcast(ptr(send), ptr(recv), count, type,
+                                                static_cast<int>(root),
+                                                comm->handle, stream->handle),
+                      "ncclBroadcast");
+  });
+}
+
+xal_status_t reduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                    size_t count, xal_dtype_t dtype, xal_op_t op, uint32_t root,
+                    xal_bstream_t* stream) {
+  return guarded("hip reduce", [&]() -> xal_status_t {
+    int type = 0;
+    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+      return s;
+    }
+    return rccl_check(comm->rccl,
+                      comm->rccl->ncclReduce(ptr(send), ptr(recv), count, type,
+                                             rccl_op(op), static_cast<int>(root),
+                                             comm->handle, stream->handle),
+                      "ncclReduce");
+  });
+}
+
+xal_status_t allgather(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                       size_t send_count, xal_dtype_t dtype,
+                       xal_bstream_t* stream) {
+  return guarded("hip allgather", [&]() -> xal_status_t {
+    int type = 0;
+    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+      return s;
+    }
+    return rccl_check(comm->rccl,
+                      comm->rccl->ncclAllGather(ptr(send), ptr(recv), send_count,
+                                                type, comm->handle,
+                                                stream->handle),
+                      "ncclAllGather");
+  });
+}
+
+xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
+                            xal_devptr_t recv, size_t recv_count,
+                            xal_dtype_t dtype, xal_op_t op,
+                            xal_bstream_t* stream) {
+  return guarded("hip reduce_scatter", [&]() -> xal_status_t {
+    int type = 0;
+    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+      return s;
+    }
+    return rccl_check(comm->rccl,
+                      comm->rccl->ncclReduceScatter(ptr(send), ptr(recv),
+                                                    recv_count, type, rccl_op(op),
+                                                    comm->handle, stream->handle),
+                      "ncclReduceScatter");
+  });
+}
+
+xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                      size_t count, xal_dtype_t dtype, xal_bstream_t* stream) {
+  return guarded("hip alltoall", [&]() -> xal_status_t {
+    int type = 0;
+    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+      return s;
+    }
+    Rccl* rccl = comm->rccl;
+    const size_t block = count * dtype_size(dtype);
+    if (xal_status_t s = rccl_check(rccl, rccl->ncclGroupStart(), "ncclGroupStart");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    xal_status_t first = XAL_SUCCESS;
+    for (uint32_t peer = 0; peer < comm->size && first == XAL_SUCCESS; ++peer) {
+      first = rccl_check(rccl,
+                         rccl->ncclSend(ptr(send + peer * block), count, type,
+                                        static_cast<int>(peer), comm->handle,
+                                        stream->handle),
+                         "ncclSend");
+      if (first == XAL_SUCCESS) {
+        first = rccl_check(rccl,
+                           rccl->ncclRecv(ptr(recv + peer * block), count, type,
+                                          static_cast<int>(peer), comm->handle,
+                                          stream->handle),
+                           "ncclRecv");
+      }
+    }
+    xal_status_t end = rccl_check(rccl, rccl->ncclGroupEnd(), "ncclGroupEnd");
+    return first != XAL_SUCCESS ? first : end;
+  });
+}
+
+}  // namespace xal::hip

@@ -1,0 +1,103 @@
+// Device state: synchronize, reset (hipDeviceReset), health and metrics.
+#include "entries.h"
+#include "errors.h"
+#include "status_map.h"
+#include "xal_common/strings.hpp"
+
+namespace xal::hip {
+namespace {
+
+std::string pci_bus_id(xal_bdevice_s* device) {
+  const HipApi& api = device->backend->api();
+  if (api.hipDeviceGetPCIBusId == nullptr) return "";
+  char text[64] = {};
+  if (api.hipDeviceGetPCIBusId(text, sizeof text, device->ordinal) !=
+      hipSuccess) {
+    return "";
+  }
+  return text;
+}
+
+}  // namespace
+
+xal_status_t device_synchronize(xal_bdevice_t* device) {
+  return guarded("hip device_synchronize", [&]() -> xal_status_t {
+    if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
+    return check(device, device->backend->api().hipDeviceSynchronize(),
+                 "hipDeviceSynchronize");
+  });
+}
+
+xal_status_t device_reset(xal_bdevice_t* device) {
+  return guarded("hip device_reset", [&]() -> xal_status_t {
+    const HipApi& api = device->backend->api();
+    if (xal_status_t s = check(device, api.hipSetDevice(device->ordinal),
+                               "hipSetDevice");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    hipError_t result = api.hipDeviceReset();
+    if (result != hipSuccess) {
+      const StatusMapping mapping = map_status(result);
+      return report(mapping.status, result, mapping.name,
+                    std::string("hipDeviceReset failed: ") + mapping.name);
+    }
+    // hipDeviceReset destroyed every stream, event, module and allocation
+    // of the device: older objects become invalid handles.
+    std::lock_guard lock(device->mutex);
+    device->generation += 1;
+    device->sticky_status = XAL_SUCCESS;
+    device->sticky_code = 0;
+    device->sticky_name.clear();
+    device->sticky_message.clear();
+    std::lock_guard peer_lock(device->backend->peer_mutex);
+    std::erase_if(device->backend->peers_enabled, [&](const auto& pair) {
+      return pair.first == device->ordinal || pair.second == device->ordinal;
+    });
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_health(xal_bdevice_t* device,
+                               xal_device_health_t* out) {
+  return guarded("hip device_get_health", [&]() -> xal_status_t {
+    std::lock_guard lock(device->mutex);
+    out->sticky_status = device->sticky_status;
+    out->vendor_code = device->sticky_code;
+    if (device->sticky_status == XAL_SUCCESS) {
+      out->state = XAL_HEALTH_OK;
+      common::copy_string(out->message, "");
+    } else {
+      out->state = device->sticky_status == XAL_ERROR_DEVICE_LOST
+                       ? XAL_HEALTH_LOST
+                       : XAL_HEALTH_ERROR;
+      common::copy_string(out->message, device->sticky_message);
+    }
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_metrics(xal_bdevice_t* device,
+                                xal_device_metrics_t* out) {
+  return guarded("hip device_get_metrics", [&]() -> xal_status_t {
+    xal_device_health_t health{};
+    health.struct_size = sizeof health;
+    device_get_health(device, &health);
+    out->health = health.state;
+    out->valid |= XAL_METRIC_HEALTH;
+    if (health.state == XAL_HEALTH_OK &&
+        device->backend->api().hipSetDevice(device->ordinal) == hipSuccess) {
+      size_t free_bytes = 0, total_bytes = 0;
+      if (device->backend->api().hipMemGetInfo(&free_bytes, &total_bytes) ==
+          hipSuccess) {
+        out->memory_total_bytes = total_bytes;
+        out->memory_used_bytes = total_bytes - free_bytes;
+        out->valid |= XAL_METRIC_MEMORY_TOTAL | XAL_METRIC_MEMORY_USED;
+      }
+    }
+    device->backend->smi.read(pci_bus_id(device), out);
+    return XAL_SUCCESS;
+  });
+}
+
+}  // namespace xal::hip

@@ -1,0 +1,80 @@
+#include "errors.h"
+
+#include <atomic>
+
+#include "status_map.h"
+
+namespace xal::hip {
+namespace {
+std::atomic<const xal_backend_services_t*> g_services{nullptr};
+}  // namespace
+
+void set_services(const xal_backend_services_t* services) {
+  g_services.store(services);
+}
+
+xal_status_t report(xal_status_t status, int64_t vendor_code,
+                    const char* vendor_name, const std::string& message) {
+  const xal_backend_services_t* services = g_services.load();
+  if (services != nullptr && services->set_error != nullptr) {
+    services->set_error(status, vendor_code, vendor_name, message.c_str());
+  }
+  return status;
+}
+
+xal_status_t check(xal_bdevice_s* device, hipError_t result, const char* what) {
+  if (result == hipSuccess) return XAL_SUCCESS;
+  const StatusMapping mapping = map_status(static_cast<int64_t>(result));
+  if (mapping.status == XAL_NOT_READY) return XAL_NOT_READY;
+  std::string message = std::string(what) + " failed: " + mapping.name + " (" +
+                        std::to_string(static_cast<int>(result)) + ")";
+  if (device != nullptr) {
+    message += " on HIP device " + std::to_string(device->ordinal);
+    if (mapping.sticky) {
+      std::lock_guard lock(device->mutex);
+      if (device->sticky_status == XAL_SUCCESS) {
+        device->sticky_status = mapping.status;
+        device->sticky_code = static_cast<int64_t>(result);
+        device->sticky_name = mapping.name;
+        device->sticky_message = message;
+      }
+    }
+  }
+  if (mapping.sticky) message += "; sticky until xal_device_reset";
+  return report(mapping.status, static_cast<int64_t>(result), mapping.name,
+                message);
+}
+
+xal_status_t sticky_check(xal_bdevice_s* device) {
+  std::lock_guard lock(device->mutex);
+  if (device->sticky_status == XAL_SUCCESS) return XAL_SUCCESS;
+  return report(device->sticky_status, device->sticky_code,
+                device->sticky_name.c_str(),
+                "HIP device " + std::to_string(device->ordinal) +
+                    " has a sticky error (" + device->sticky_message +
+                    "); call xal_device_reset");
+}
+
+xal_status_t enter(xal_bdevice_s* device) {
+  if (xal_status_t status = sticky_check(device); status != XAL_SUCCESS) {
+    return status;
+  }
+  return check(device, device->backend->api().hipSetDevice(device->ordinal),
+               "hipSetDevice");
+}
+
+xal_status_t enter(xal_bdevice_s* device, uint64_t generation,
+                   const char* what) {
+  {
+    std::lock_guard lock(device->mutex);
+    if (generation != device->generation) {
+      return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
+                    std::string(what) +
+                        " was invalidated by a reset of HIP device " +
+                        std::to_string(device->ordinal));
+    }
+  }
+  return enter(device);
+}
+
+}  // namespace xal::hip

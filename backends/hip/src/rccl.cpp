@@ -1,0 +1,51 @@
+#include "rccl.h"
+
+#include <dlfcn.h>
+
+namespace xal::hip {
+
+Rccl::~Rccl() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+bool Rccl::load(const std::string& path, std::string* reason) {
+  const std::string name = path.empty() ? "librccl.so.1" : path;
+  dlerror();
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* text = dlerror();
+    *reason = name + ": " + (text != nullptr ? text : "not found");
+    return false;
+  }
+  bool complete = true;
+  auto resolve = [&](auto& fn, const char* symbol) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+        dlsym(handle, symbol));
+    if (fn == nullptr && complete) {
+      complete = false;
+      *reason = name + " lacks " + symbol;
+    }
+  };
+  resolve(ncclGetErrorString, "ncclGetErrorString");
+  resolve(ncclCommInitAll, "ncclCommInitAll");
+  resolve(ncclCommDestroy, "ncclCommDestroy");
+  resolve(ncclCommAbort, "ncclCommAbort");
+  resolve(ncclCommGetAsyncError, "ncclCommGetAsyncError");
+  resolve(ncclGroupStart, "ncclGroupStart");
+  resolve(ncclGroupEnd, "ncclGroupEnd");
+  resolve(ncclAllReduce, "ncclAllReduce");
+  resolve(ncclBroadcast, "ncclBroadcast");
+  resolve(ncclReduce, "ncclReduce");
+  resolve(ncclAllGather, "ncclAllGather");
+  resolve(ncclReduceScatter, "ncclReduceScatter");
+  resolve(ncclSend, "ncclSend");
+  resolve(ncclRecv, "ncclRecv");
+  if (!complete) {
+    dlclose(handle);
+    return false;
+  }
+  handle_ = handle;
+  return true;
+}
+
+}  // namespace xal::hip

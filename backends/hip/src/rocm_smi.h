@@ -1,0 +1,46 @@
+// rocm-smi (librocm_smi64), loaded with dlopen when present, for sensors.
+// Its headers are not packaged for Debian; the few functions used are
+// declared here from the library's documented C ABI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "xal/xal.h"
+
+namespace xal::hip {
+
+class RocmSmi {
+ public:
+  RocmSmi() = default;
+  RocmSmi(const RocmSmi&) = delete;
+  RocmSmi& operator=(const RocmSmi&) = delete;
+  ~RocmSmi();
+
+  // Opens `path` or librocm_smi64.so.{6,5,1} and calls rsmi_init. False
+  // with `reason` when absent. Not thread-safe; call once at init.
+  bool load(const std::string& path, std::string* reason);
+  bool available() const { return handle_ != nullptr; }
+
+  // Fills the sensors it can read for the device at PCI address
+  // `pci_bus_id` ("0000:65:00.0") and sets their bits in out->valid. A
+  // sensor that fails is left out. Thread-safe (rocm-smi is).
+  void read(const std::string& pci_bus_id, xal_device_metrics_t* out) const;
+
+ private:
+  bool find_index(const std::string& pci_bus_id, uint32_t* out_index) const;
+
+  void* handle_ = nullptr;
+  int (*rsmi_init_)(uint64_t) = nullptr;
+  int (*rsmi_shut_down_)() = nullptr;
+  int (*rsmi_num_monitor_devices_)(uint32_t*) = nullptr;
+  int (*rsmi_dev_pci_id_get_)(uint32_t, uint64_t*) = nullptr;
+  int (*rsmi_dev_temp_metric_get_)(uint32_t, uint32_t, int, int64_t*) = nullptr;
+  int (*rsmi_dev_power_ave_get_)(uint32_t, uint32_t, uint64_t*) = nullptr;
+  int (*rsmi_dev_busy_percent_get_)(uint32_t, uint32_t*) = nullptr;
+  int (*rsmi_dev_energy_count_get_)(uint32_t, uint64_t*, float*,
+                                    uint64_t*) = nullptr;
+  int (*rsmi_dev_pci_replay_counter_get_)(uint32_t, uint64_t*) = nullptr;
+};
+
+}  // namespace xal::hip

@@ -1,0 +1,103 @@
+// Streams: hipStream_t, in order, one per xal stream.
+#include "entries.h"
+#include "errors.h"
+
+namespace xal::hip {
+
+xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
+                           xal_bstream_t** out_stream) {
+  return guarded("hip stream_create", [&]() -> xal_status_t {
+    if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
+    auto stream = std::make_unique<xal_bstream_s>();
+    stream->device = device;
+    const unsigned int hip_flags = (flags & XAL_STREAM_NON_BLOCKING) != 0
+                                       ? hipStreamNonBlocking
+                                       : hipStreamDefault;
+    if (xal_status_t s = check(device,
+                               device->backend->api().hipStreamCreateWithFlags(
+                                   &stream->handle, hip_flags),
+                               "hipStreamCreateWithFlags");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    std::lock_guard lock(device->mutex);
+    stream->generation = device->generation;
+    xal_bstream_s* handle = stream.get();
+    device->streams.emplace(handle, std::move(stream));
+    *out_stream = handle;
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t stream_destroy(xal_bstream_t* stream) {
+  return guarded("hip stream_destroy", [&]() -> xal_status_t {
+    xal_bdevice_s* device = stream->device;
+    std::unique_ptr<xal_bstream_s> owned;
+    bool live = false;
+    {
+      std::lock_guard lock(device->mutex);
+      auto found = device->streams.find(stream);
+      if (found == device->streams.end()) {
+        return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
+                      "not a live HIP stream");
+      }
+      owned = std::move(found->second);
+      device->streams.erase(found);
+      live = owned->generation == device->generation;
+    }
+    if (!live) return XAL_SUCCESS;  // a device reset destroyed it already
+    const HipApi& api = device->backend->api();
+    (void)api.hipSetDevice(device->ordinal);
+    // Work still queued finishes first, as xal_stream_destroy promises.
+    xal_status_t sync = check(device, api.hipStreamSynchronize(owned->handle),
+                              "hipStreamSynchronize");
+    xal_status_t destroyed = check(device, api.hipStreamDestroy(owned->handle),
+                                   "hipStreamDestroy");
+    return sync != XAL_SUCCESS ? sync : destroyed;
+  });
+}
+
+xal_status_t stream_synchronize(xal_bstream_t* stream) {
+  return guarded("hip stream_synchronize", [&]() -> xal_status_t {
+    xal_bdevice_s* device = stream->device;
+    if (xal_status_t s = enter(device, stream->generation, "the stream");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    return check(device,
+                 device->backend->api().hipStreamSynchronize(stream->handle),
+                 "hipStreamSynchronize");
+  });
+}
+
+xal_status_t stream_query(xal_bstream_t* stream) {
+  return guarded("hip stream_query", [&]() -> xal_status_t {
+    xal_bdevice_s* device = stream->device;
+    if (xal_status_t s = enter(device, stream->generation, "the stream");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    return check(device, device->backend->api().hipStreamQuery(stream->handle),
+                 "hipStreamQuery");
+  });
+}
+
+xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
+                                      void (*fn)(void* user), void* user) {
+  return guarded("hip stream_enqueue_host_func", [&]() -> xal_status_t {
+    xal_bdevice_s* device = stream->device;
+    const HipApi& api = device->backend->api();
+    if (api.hipLaunchHostFunc == nullptr) {
+      return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
+                    "the HIP runtime lacks hipLaunchHostFunc");
+    }
+    if (xal_status_t s = enter(device, stream->generation, "the stream");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    return check(device, api.hipLaunchHostFunc(stream->handle, fn, user),
+                 "hipLaunchHostFunc");
+  });
+}
+
+}  // namespace xal::hip

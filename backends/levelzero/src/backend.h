@@ -1,0 +1,130 @@
+// The Level Zero backend's objects behind the plugin ABI's opaque handles.
+//
+// Each driver has one context shared by its devices, so that peer copies,
+// host allocations and cross-device waits work directly. A lost device
+// loses that context: ZE_RESULT_ERROR_DEVICE_LOST marks every device of the
+// driver, and xal_device_reset on any of them recreates the context (and
+// invalidates the objects of all of them). A reset of a healthy device
+// releases only that device's objects.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dynamic_symbols.h"
+#include "xal/xal_backend.h"
+
+struct xal_bstream_s;
+struct xal_bevent_s;
+struct xal_bmodule_s;
+
+namespace xal::levelzero {
+
+// One Level Zero driver and the context its devices share.
+struct DriverState {
+  ze_driver_handle_t handle = nullptr;
+  std::mutex mutex;  // guards context and its recreation
+  ze_context_handle_t context = nullptr;
+  std::vector<xal_bdevice_s*> devices;
+};
+
+// Last Sysman samples, for rates (power, utilisation).
+struct SysmanSamples {
+  bool have_energy = false;
+  uint64_t energy_uj = 0;
+  uint64_t energy_timestamp_us = 0;
+  uint64_t energy_at_start_uj = 0;
+  bool have_activity = false;
+  uint64_t active_us = 0;
+  uint64_t activity_timestamp_us = 0;
+};
+
+}  // namespace xal::levelzero
+
+struct xal_backend_s {
+  xal::levelzero::ZeLibrary library;
+  const xal_backend_services_t* services = nullptr;
+  std::vector<std::unique_ptr<xal::levelzero::DriverState>> drivers;
+  std::vector<std::unique_ptr<xal_bdevice_s>> devices;
+  std::string api_version;
+  uint64_t sync_timeout_ns = UINT64_MAX;
+  std::mutex host_mutex;
+  std::unordered_map<void*, xal::levelzero::DriverState*> host_allocations;
+
+  const xal::levelzero::ZeApi& api() const { return library.api(); }
+};
+
+struct xal_bstream_s {
+  xal_bdevice_s* device = nullptr;
+  ze_command_list_handle_t list = nullptr;
+  ze_event_pool_handle_t pool = nullptr;
+  ze_event_handle_t sync_event = nullptr;  // signalled by synchronize/query
+  bool explicit_order = false;  // in-order flag refused: barrier after each op
+  uint64_t generation = 0;
+  std::mutex mutex;  // guards the list's appends and the two flags below
+  bool fence_pending = false;  // a barrier signalling sync_event is queued
+  bool dirty = false;          // work appended since the last fence
+};
+
+struct xal_bevent_s {
+  xal_bdevice_s* device = nullptr;
+  ze_event_pool_handle_t pool = nullptr;
+  ze_event_handle_t handle = nullptr;
+  uint64_t generation = 0;
+  bool timing = true;
+  bool recorded = false;
+};
+
+struct xal_bkernel_s {
+  ze_kernel_handle_t handle = nullptr;
+  std::string name;
+  std::mutex mutex;  // arguments and group size are set per launch
+};
+
+struct xal_bmodule_s {
+  xal_bdevice_s* device = nullptr;
+  ze_module_handle_t handle = nullptr;
+  uint64_t generation = 0;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<xal_bkernel_s>> kernels;
+};
+
+// A root device, or a sub-device when XAL_LEVELZERO_SUBDEVICES=1.
+struct xal_bdevice_s {
+  xal_backend_s* backend = nullptr;
+  xal::levelzero::DriverState* driver = nullptr;
+  ze_device_handle_t handle = nullptr;
+  ze_device_handle_t root = nullptr;  // Sysman reads the root card
+  uint32_t compute_ordinal = 0;
+  ze_device_properties_t properties{};
+  uint64_t memory_bytes = 0;
+  uint32_t memory_clock_mhz = 0;
+  uint32_t memory_bus_width_bits = 0;
+  uint32_t index = 0;
+
+  std::mutex mutex;  // guards everything below
+  xal_status_t sticky_status = XAL_SUCCESS;
+  int64_t sticky_code = 0;
+  std::string sticky_name;
+  std::string sticky_message;
+  uint64_t generation = 0;
+  struct Allocation {
+    uint64_t generation;
+    size_t bytes;
+  };
+  std::unordered_map<uint64_t, Allocation> allocations;
+  uint64_t allocated_bytes = 0;
+  std::unordered_map<xal_bstream_s*, std::unique_ptr<xal_bstream_s>> streams;
+  std::unordered_map<xal_bevent_s*, std::unique_ptr<xal_bevent_s>> events;
+  std::unordered_map<xal_bmodule_s*, std::unique_ptr<xal_bmodule_s>> modules;
+  xal::levelzero::SysmanSamples samples;
+
+  ze_context_handle_t context() {
+    std::lock_guard lock(driver->mutex);
+    return driver->context;
+  }
+};

@@ -1,0 +1,91 @@
+// The Level Zero backend's plugin-table entries (C linkage not needed: the table
+// holds plain function pointers). Each wraps its body in guarded().
+// Ownership and threading follow xal_backend.h for the matching entry.
+#pragma once
+
+#include "xal/xal_backend.h"
+
+namespace xal::levelzero {
+
+// device.cpp
+xal_status_t backend_init(const xal_backend_init_args_t* args,
+                          xal_backend_t** out_backend);
+xal_status_t backend_shutdown(xal_backend_t* backend);
+xal_status_t backend_describe(xal_backend_t* backend,
+                              xal_backend_describe_t* out);
+xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);
+xal_status_t device_get(xal_backend_t* backend, uint32_t index,
+                        xal_bdevice_t** out_device);
+xal_status_t device_get_properties(xal_bdevice_t* device,
+                                   xal_device_properties_t* out);
+xal_status_t device_synchronize(xal_bdevice_t* device);
+xal_status_t device_reset(xal_bdevice_t* device);
+xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out);
+xal_status_t device_get_metrics(xal_bdevice_t* device,
+                                xal_device_metrics_t* out);
+
+// memory.cpp
+xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
+                       xal_devptr_t* out_ptr);
+xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr);
+xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
+                          uint64_t* out_total);
+xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
+                        void** out_ptr);
+xal_status_t host_free(xal_backend_t* backend, void* ptr);
+
+// streams.cpp
+xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
+                           xal_bstream_t** out_stream);
+xal_status_t stream_destroy(xal_bstream_t* stream);
+xal_status_t stream_synchronize(xal_bstream_t* stream);
+xal_status_t stream_query(xal_bstream_t* stream);
+
+// events.cpp
+xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
+                          xal_bevent_t** out_event);
+xal_status_t event_destroy(xal_bevent_t* event);
+xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream);
+xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event);
+xal_status_t event_synchronize(xal_bevent_t* event);
+xal_status_t event_query(xal_bevent_t* event);
+xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
+                              float* out_ms);
+
+// copies.cpp
+xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
+                         const void* src, size_t bytes);
+xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
+                         size_t bytes);
+xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
+                         xal_devptr_t src, size_t bytes);
+xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                         xal_devptr_t dst, xal_bdevice_t* src_device,
+                         xal_devptr_t src, size_t bytes);
+xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+                       size_t bytes);
+
+// modules.cpp
+xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
+                         const void* image, size_t bytes,
+                         xal_bmodule_t** out_module);
+xal_status_t module_unload(xal_bmodule_t* module);
+xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
+                        xal_bkernel_t** out_kernel);
+xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
+                           const xal_launch_config_t* config, void** args,
+                           size_t arg_count);
+
+// internal.cpp: shared by the files above
+// Releases the native objects of `device` (streams, events, modules,
+// memory) of its current generation and bumps the generation. The caller
+// holds no device lock.
+void release_device_objects(xal_bdevice_s* device);
+// Appends a barrier signalling the stream's sync event and waits for it
+// (or, with `wait` false, only queries it). Thread-safe.
+xal_status_t stream_fence(xal_bstream_s* stream, bool wait);
+// A copy on the stream's list, with the in-order barrier where needed.
+xal_status_t append_copy(xal_bstream_s* stream, void* dst, const void* src,
+                         size_t bytes, const char* what);
+
+}  // namespace xal::levelzero

@@ -1,0 +1,87 @@
+#include "errors.h"
+
+#include <atomic>
+#include <cstdio>
+
+#include "status_map.h"
+
+namespace xal::levelzero {
+namespace {
+std::atomic<const xal_backend_services_t*> g_services{nullptr};
+
+std::string hex(int64_t code) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(code));
+  return text;
+}
+}  // namespace
+
+void set_services(const xal_backend_services_t* services) {
+  g_services.store(services);
+}
+
+xal_status_t report(xal_status_t status, int64_t vendor_code,
+                    const char* vendor_name, const std::string& message) {
+  const xal_backend_services_t* services = g_services.load();
+  if (services != nullptr && services->set_error != nullptr) {
+    services->set_error(status, vendor_code, vendor_name, message.c_str());
+  }
+  return status;
+}
+
+xal_status_t check(xal_bdevice_s* device, ze_result_t result, const char* what) {
+  if (result == ZE_RESULT_SUCCESS) return XAL_SUCCESS;
+  const auto code = static_cast<int64_t>(result);
+  const StatusMapping mapping = map_status(code);
+  if (mapping.status == XAL_NOT_READY) return XAL_NOT_READY;
+  std::string message =
+      std::string(what) + " failed: " + mapping.name + " (" + hex(code) + ")";
+  if (device != nullptr) {
+    message += " on Level Zero device " + std::to_string(device->index);
+    if (mapping.sticky) {
+      // The context is lost for every device that shares it.
+      std::vector<xal_bdevice_s*> sharing;
+      {
+        std::lock_guard lock(device->driver->mutex);
+        sharing = device->driver->devices;
+      }
+      for (xal_bdevice_s* other : sharing) {
+        std::lock_guard lock(other->mutex);
+        if (other->sticky_status == XAL_SUCCESS) {
+          other->sticky_status = mapping.status;
+          other->sticky_code = code;
+          other->sticky_name = mapping.name;
+          other->sticky_message = message;
+        }
+      }
+    }
+  }
+  if (mapping.sticky) message += "; sticky until xal_device_reset";
+  return report(mapping.status, code, mapping.name, message);
+}
+
+xal_status_t sticky_check(xal_bdevice_s* device) {
+  std::lock_guard lock(device->mutex);
+  if (device->sticky_status == XAL_SUCCESS) return XAL_SUCCESS;
+  return report(device->sticky_status, device->sticky_code,
+                device->sticky_name.c_str(),
+                "Level Zero device " + std::to_string(device->index) +
+                    " has a sticky error (" + device->sticky_message +
+                    "); call xal_device_reset");
+}
+
+xal_status_t enter(xal_bdevice_s* device, uint64_t generation,
+                   const char* what) {
+  {
+    std::lock_guard lock(device->mutex);
+    if (generation != device->generation) {
+      return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
+                    std::string(what) +
+                        " was invalidated by a reset of Level Zero device " +
+                        std::to_string(device->index));
+    }
+  }
+  return sticky_check(device);
+}
+
+}  // namespace xal::levelzero

@@ -1,0 +1,250 @@
+// Backend lifecycle: init (drivers, contexts, devices with sub-devices),
+// shutdown and describe.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "entries.h"
+#include "errors.h"
+#include "status_map.h"
+#include "xal_common/strings.hpp"
+
+namespace xal::levelzero {
+namespace {
+
+std::string config(const xal_backend_services_t* services, const char* key) {
+  const char* value = (services != nullptr && services->get_config != nullptr)
+                          ? services->get_config(key)
+                          : std::getenv(key);
+  return value != nullptr ? value : "";
+}
+
+xal_status_t unavailable(ze_result_t result, const std::string& what,
+                         const std::string& note = "") {
+  const StatusMapping mapping = map_status(result);
+  char code[32];
+  std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(result));
+  return report(XAL_ERROR_BACKEND_UNAVAILABLE, result, mapping.name,
+                what + " failed: " + mapping.name + " (" + code + ")" + note);
+}
+
+// Destroys every context (after the objects in them).
+void release_all(xal_backend_s* backend) {
+  for (auto& device : backend->devices) release_device_objects(device.get());
+  const ZeApi& api = backend->api();
+  {
+    std::lock_guard lock(backend->host_mutex);
+    for (const auto& [pointer, driver] : backend->host_allocations) {
+      (void)api.zeMemFree(driver->context, pointer);
+    }
+    backend->host_allocations.clear();
+  }
+  for (auto& driver : backend->drivers) {
+    if (driver->context != nullptr) (void)api.zeContextDestroy(driver->context);
+    driver->context = nullptr;
+  }
+}
+
+// Fills the cached description of a device; false (with the status
+// reported) when the driver refuses.
+xal_status_t describe_device(xal_bdevice_s* device) {
+  const ZeApi& api = device->backend->api();
+  device->properties.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  if (ze_result_t r = api.zeDeviceGetProperties(device->handle, &device->properties);
+      r != ZE_RESULT_SUCCESS) {
+    return unavailable(r, "zeDeviceGetProperties");
+  }
+  uint32_t count = 0;
+  if (api.zeDeviceGetMemoryProperties(device->handle, &count, nullptr) ==
+          ZE_RESULT_SUCCESS &&
+      count > 0) {
+    std::vector<ze_device_memory_properties_t> memories(count);
+    for (auto& memory : memories) {
+      memory.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
+    }
+    if (api.zeDeviceGetMemoryProperties(device->handle, &count, memories.data()) ==
+        ZE_RESULT_SUCCESS) {
+      for (uint32_t i = 0; i < count; ++i) {
+        device->memory_bytes += memories[i].totalSize;
+        device->memory_clock_mhz =
+            std::max(device->memory_clock_mhz, memories[i].maxClockRate);
+        device->memory_bus_width_bits =
+            std::max(device->memory_bus_width_bits, memories[i].maxBusWidth);
+      }
+    }
+  }
+  // The first command queue group that runs compute (and copies).
+  count = 0;
+  if (ze_result_t r = api.zeDeviceGetCommandQueueGroupProperties(
+          device->handle, &count, nullptr);
+      r != ZE_RESULT_SUCCESS) {
+    return unavailable(r, "zeDeviceGetCommandQueueGroupProperties");
+  }
+  std::vector<ze_command_queue_group_properties_t> groups(count);
+  for (auto& group : groups) {
+    group.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  }
+  if (ze_result_t r = api.zeDeviceGetCommandQueueGroupProperties(
+          device->handle, &count, groups.data());
+      r != ZE_RESULT_SUCCESS) {
+    return unavailable(r, "zeDeviceGetCommandQueueGroupProperties");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) {
+      device->compute_ordinal = i;
+      return XAL_SUCCESS;
+    }
+  }
+  return report(XAL_ERROR_BACKEND_UNAVAILABLE, 0, nullptr,
+                "Level Zero device has no compute queue group");
+}
+
+xal_status_t add_devices(xal_backend_s* backend, DriverState* driver,
+                         bool sub_devices) {
+  const ZeApi& api = backend->api();
+  uint32_t count = 0;
+  if (ze_result_t r = api.zeDeviceGet(driver->handle, &count, nullptr);
+      r != ZE_RESULT_SUCCESS) {
+    return unavailable(r, "zeDeviceGet");
+  }
+  std::vector<ze_device_handle_t> roots(count);
+  if (ze_result_t r = api.zeDeviceGet(driver->handle, &count, roots.data());
+      r != ZE_RESULT_SUCCESS) {
+    return unavailable(r, "zeDeviceGet");
+  }
+  for (ze_device_handle_t root : roots) {
+    std::vector<ze_device_handle_t> handles{root};
+    uint32_t subs = 0;
+    if (sub_devices &&
+        api.zeDeviceGetSubDevices(root, &subs, nullptr) == ZE_RESULT_SUCCESS &&
+        subs > 0) {
+      handles.resize(subs);
+      if (ze_result_t r = api.zeDeviceGetSubDevices(root, &subs, handles.data());
+          r != ZE_RESULT_SUCCESS) {
+        return unavailable(r, "zeDeviceGetSubDevices");
+      }
+    }
+    for (ze_device_handle_t handle : handles) {
+      auto device = std::make_unique<xal_bdevice_s>();
+      device->backend = backend;
+      device->driver = driver;
+      device->handle = handle;
+      device->root = root;
+      device->index = static_cast<uint32_t>(backend->devices.size());
+      if (xal_status_t s = describe_device(device.get()); s != XAL_SUCCESS) {
+        return s;
+      }
+      driver->devices.push_back(device.get());
+      backend->devices.push_back(std::move(device));
+    }
+  }
+  return XAL_SUCCESS;
+}
+
+}  // namespace
+
+xal_status_t backend_init(const xal_backend_init_args_t* args,
+                          xal_backend_t** out_backend) {
+  return guarded("levelzero init", [&]() -> xal_status_t {
+    if (args == nullptr || out_backend == nullptr) {
+      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
+                    "levelzero init: null argument");
+    }
+    set_services(args->services);
+    auto backend = std::make_unique<xal_backend_s>();
+    backend->services = args->services;
+    std::string reason;
+    if (!backend->library.load(config(args->services, "XAL_LEVELZERO_LIBRARY"),
+                               &reason)) {
+      return report(XAL_ERROR_BACKEND_UNAVAILABLE, 0, nullptr, reason);
+    }
+    // Device handles double as Sysman handles when this is set before zeInit.
+    setenv("ZES_ENABLE_SYSMAN", "1", 0);
+    const ZeApi& api = backend->api();
+    if (ze_result_t r = api.zeInit(0); r != ZE_RESULT_SUCCESS) {
+      return unavailable(r, "zeInit",
+                         " in " + backend->library.path() +
+                             " (no Level Zero driver installed?)");
+    }
+    uint32_t driver_count = 0;
+    if (ze_result_t r = api.zeDriverGet(&driver_count, nullptr);
+        r != ZE_RESULT_SUCCESS) {
+      return unavailable(r, "zeDriverGet");
+    }
+    std::vector<ze_driver_handle_t> drivers(driver_count);
+    if (driver_count > 0) {
+      if (ze_result_t r = api.zeDriverGet(&driver_count, drivers.data());
+          r != ZE_RESULT_SUCCESS) {
+        return unavailable(r, "zeDriverGet");
+      }
+    }
+    const bool sub_devices = config(args->services, "XAL_LEVELZERO_SUBDEVICES") == "1";
+    for (ze_driver_handle_t handle : drivers) {
+      auto driver = std::make_unique<DriverState>();
+      driver->handle = handle;
+      ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+      if (ze_result_t r = api.zeContextCreate(handle, &desc, &driver->context);
+          r != ZE_RESULT_SUCCESS) {
+        release_all(backend.get());
+        return unavailable(r, "zeContextCreate");
+      }
+      DriverState* raw = driver.get();
+      backend->drivers.push_back(std::move(driver));
+      if (xal_status_t s = add_devices(backend.get(), raw, sub_devices);
+          s != XAL_SUCCESS) {
+        release_all(backend.get());
+        return s;
+      }
+    }
+    if (backend->devices.empty()) {
+      release_all(backend.get());
+      return report(XAL_ERROR_BACKEND_UNAVAILABLE, 0, nullptr,
+                    "the Level Zero loader " + backend->library.path() +
+                        " reports no devices (" +
+                        std::to_string(driver_count) + " drivers)");
+    }
+    ze_api_version_t version{};
+    if (api.zeDriverGetApiVersion(drivers[0], &version) == ZE_RESULT_SUCCESS) {
+      backend->api_version = "Level Zero " + std::to_string(ZE_MAJOR_VERSION(version)) +
+                             "." + std::to_string(ZE_MINOR_VERSION(version));
+    }
+    ze_driver_properties_t driver_props{ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES};
+    if (api.zeDriverGetProperties(drivers[0], &driver_props) == ZE_RESULT_SUCCESS) {
+      backend->api_version += ", driver " + std::to_string(driver_props.driverVersion);
+    }
+    const std::string timeout = config(args->services, "XAL_LEVELZERO_SYNC_TIMEOUT_MS");
+    if (auto ms = common::parse_uint(timeout); ms && *ms > 0) {
+      backend->sync_timeout_ns = *ms * 1000000ull;
+    }
+    *out_backend = backend.release();
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t backend_shutdown(xal_backend_t* backend) {
+  return guarded("levelzero shutdown", [&]() -> xal_status_t {
+    std::unique_ptr<xal_backend_s> owned(backend);
+    if (owned != nullptr) release_all(owned.get());
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t backend_describe(xal_backend_t* backend,
+                              xal_backend_describe_t* out) {
+  return guarded("levelzero describe", [&]() -> xal_status_t {
+    common::copy_string(out->name, "levelzero");
+    common::copy_string(out->driver_version, backend->api_version);
+    out->flags = 0;
+    std::string note = "loader " + backend->library.path() + "; " +
+                       std::to_string(backend->drivers.size()) + " driver(s)";
+    if (backend->library.simulated()) {
+      out->flags |= XAL_BACKEND_FLAG_SIMULATED;
+      note = "simulated driver (" + backend->library.simulated_note() + "), " + note;
+    }
+    note += "; collectives through the core (oneCCL has no C API)";
+    common::copy_string(out->note, note);
+    return XAL_SUCCESS;
+  });
+}
+
+}  // namespace xal::levelzero

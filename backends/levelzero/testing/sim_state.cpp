@@ -1,0 +1,104 @@
+#include "sim_state.h"
+
+#include <chrono>
+#include <cstdlib>
+
+namespace xalsim {
+
+State& state() {
+  static State instance;
+  return instance;
+}
+
+bool env_flag(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::string(value) == "1";
+}
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void configure(State& s) {
+  auto number = [](const char* name, unsigned long long fallback) {
+    const char* text = std::getenv(name);
+    return text != nullptr ? std::strtoull(text, nullptr, 10) : fallback;
+  };
+  const size_t roots = number("XALSIM_ZE_DEVICES", 2);
+  const size_t subs = number("XALSIM_ZE_SUBDEVICES", 0);
+  s.memory = number("XALSIM_ZE_MEMORY", 1ull << 30);
+  const std::string text = std::to_string(roots) + "/" + std::to_string(subs);
+  s.initialised = true;
+  if (text == s.configured) return;
+  s.configured = text;
+  s.devices.clear();
+  s.mems.clear();
+  s.pwrs.clear();
+  s.temps.clear();
+  s.engines.clear();
+  s.ras.clear();
+  s.freqs.clear();
+  s.roots = roots;
+  for (size_t i = 0; i < roots; ++i) {
+    auto device = std::make_unique<_ze_device_handle_t>();
+    device->index = static_cast<int>(i);
+    s.devices.push_back(std::move(device));
+  }
+  for (size_t r = 0; r < roots; ++r) {
+    for (size_t j = 0; j < subs; ++j) {
+      auto device = std::make_unique<_ze_device_handle_t>();
+      device->index = static_cast<int>(s.devices.size());
+      device->root = static_cast<int>(r);
+      s.devices[r]->subs.push_back(device.get());
+      s.devices.push_back(std::move(device));
+    }
+  }
+  s.used.assign(s.devices.size(), 0);
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const int d = static_cast<int>(i);
+    s.mems.push_back(std::make_unique<_zes_mem_handle_t>(_zes_mem_handle_t{d}));
+    s.pwrs.push_back(std::make_unique<_zes_pwr_handle_t>(_zes_pwr_handle_t{d}));
+    s.temps.push_back(std::make_unique<_zes_temp_handle_t>(_zes_temp_handle_t{d, 45.0}));
+    s.temps.push_back(std::make_unique<_zes_temp_handle_t>(_zes_temp_handle_t{d, 52.5}));
+    s.engines.push_back(std::make_unique<_zes_engine_handle_t>(_zes_engine_handle_t{d}));
+    s.ras.push_back(std::make_unique<_zes_ras_handle_t>(_zes_ras_handle_t{d, true}));
+    s.ras.push_back(std::make_unique<_zes_ras_handle_t>(_zes_ras_handle_t{d, false}));
+    s.freqs.push_back(std::make_unique<_zes_freq_handle_t>(
+        _zes_freq_handle_t{d, ZES_FREQ_DOMAIN_GPU}));
+    s.freqs.push_back(std::make_unique<_zes_freq_handle_t>(
+        _zes_freq_handle_t{d, ZES_FREQ_DOMAIN_MEMORY}));
+  }
+}
+
+int enter(State& s, const char* function, bool device_call) {
+  if (!s.initialised) return ZE_RESULT_ERROR_UNINITIALIZED;
+  const int code = s.faults.next("XALSIM_ZE_FAIL", function);
+  if (code != 0) {
+    if (code == ZE_RESULT_ERROR_DEVICE_LOST) s.lost = true;
+    return code;
+  }
+  if (device_call && s.lost) return ZE_RESULT_ERROR_DEVICE_LOST;
+  return 0;
+}
+
+Allocation* find(State& s, const void* pointer, uintptr_t* base) {
+  const auto value = reinterpret_cast<uintptr_t>(pointer);
+  auto found = s.allocations.upper_bound(value);
+  if (found == s.allocations.begin()) return nullptr;
+  --found;
+  if (value >= found->first + found->second.size) return nullptr;
+  if (base != nullptr) *base = found->first;
+  return &found->second;
+}
+
+bool operand_ok(State& s, const void* pointer, size_t bytes) {
+  if (pointer == nullptr) return false;
+  uintptr_t base = 0;
+  Allocation* allocation = find(s, pointer, &base);
+  if (allocation == nullptr) return true;  // host memory
+  return reinterpret_cast<uintptr_t>(pointer) + bytes <= base + allocation->size;
+}
+
+}  // namespace xalsim

@@ -1,0 +1,244 @@
+// The Level Zero backend's error paths on the simulated loader: each
+// injected ze_result_t surfaces with its xal status, code and name; a lost
+// device stays lost (with every device of its context) until reset; a
+// missing or incomplete loader, or no device, leaves the backend
+// UNAVAILABLE with the reason.
+#include <cstring>
+#include <vector>
+
+#include "../src/status_map.h"
+#include "../src/ze_api.h"
+#include "plugin_fixture.h"
+
+namespace xal::levelzero::testing {
+namespace {
+
+struct InjectedCase {
+  const char* plan;
+  xal_status_t status;
+  int64_t code;
+  const char* name;
+  bool sticky;
+};
+
+class ZeErrors : public ZePlugin {
+ protected:
+  xal_status_t run(const std::string& plan) {
+    xal_devptr_t ptr = 0;
+    uint8_t byte = 0;
+    if (plan.starts_with("zeMemAllocDevice")) return table_->mem_alloc(dev0_, 64, &ptr);
+    if (plan.starts_with("zeEventHostSynchronize")) {
+      // Work queued, so that synchronising has something to wait for.
+      EXPECT_EQ(table_->mem_alloc(dev0_, 64, &ptr), XAL_SUCCESS);
+      EXPECT_EQ(table_->memset(stream_, ptr, 0, 64), XAL_SUCCESS);
+      return table_->stream_synchronize(stream_);
+    }
+    if (plan.starts_with("zeCommandListAppendMemoryCopy")) {
+      EXPECT_EQ(table_->mem_alloc(dev0_, 64, &ptr), XAL_SUCCESS);
+      return table_->memcpy_htod(stream_, ptr, &byte, 1);
+    }
+    if (plan.starts_with("zeCommandListCreateImmediate")) {
+      xal_bstream_t* stream = nullptr;
+      return table_->stream_create(dev0_, 0, &stream);
+    }
+    if (plan.starts_with("zeEventPoolCreate")) {
+      xal_bevent_t* event = nullptr;
+      return table_->event_create(dev0_, 0, &event);
+    }
+    if (plan.starts_with("zeMemAllocHost")) {
+      void* host = nullptr;
+      return table_->host_alloc(backend_, 64, 0, &host);
+    }
+    ADD_FAILURE() << "no operation for " << plan;
+    return XAL_ERROR_INTERNAL;
+  }
+};
+
+TEST_F(ZeErrors, EveryInjectedCodeMapsWithItsVendorCodeAndName) {
+  const std::vector<InjectedCase> cases = {
+      {"zeMemAllocDevice=0x70000003", XAL_ERROR_OUT_OF_MEMORY, 0x70000003,
+       "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", false},
+      {"zeMemAllocDevice=0x70000002", XAL_ERROR_OUT_OF_HOST_MEMORY, 0x70000002,
+       "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY", false},
+      {"zeMemAllocDevice=0x78000009", XAL_ERROR_INVALID_ARGUMENT, 0x78000009,
+       "ZE_RESULT_ERROR_UNSUPPORTED_SIZE", false},
+      {"zeMemAllocHost=0x78000001", XAL_ERROR_NOT_INITIALIZED, 0x78000001,
+       "ZE_RESULT_ERROR_UNINITIALIZED", false},
+      {"zeCommandListAppendMemoryCopy=0x78000004", XAL_ERROR_INVALID_ARGUMENT, 0x78000004,
+       "ZE_RESULT_ERROR_INVALID_ARGUMENT", false},
+      {"zeCommandListCreateImmediate=0x78000003", XAL_ERROR_NOT_SUPPORTED, 0x78000003,
+       "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE", false},
+      {"zeEventPoolCreate=0x78000005", XAL_ERROR_INVALID_HANDLE, 0x78000005,
+       "ZE_RESULT_ERROR_INVALID_NULL_HANDLE", false},
+      {"zeEventHostSynchronize=0x7ffffffe", XAL_ERROR_BACKEND, 0x7ffffffe,
+       "ZE_RESULT_ERROR_UNKNOWN", false},
+      {"zeEventHostSynchronize=0x12345", XAL_ERROR_BACKEND, 0x12345, "ZE_RESULT_UNRECOGNIZED",
+       false},
+      {"zeEventHostSynchronize=1", XAL_ERROR_TIMEOUT, 1, "ZE_RESULT_NOT_READY", false},
+      {"zeEventHostSynchronize=0x70000001", XAL_ERROR_DEVICE_LOST, 0x70000001,
+       "ZE_RESULT_ERROR_DEVICE_LOST", true},
+      {"zeEventHostSynchronize=0x70000006", XAL_ERROR_DEVICE_LOST, 0x70000006,
+       "ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET", true},
+  };
+  for (const InjectedCase& c : cases) {
+    SCOPED_TRACE(c.plan);
+    last_error() = ErrorDetail{};
+    setenv("XALSIM_ZE_FAIL", c.plan, 1);
+    EXPECT_EQ(run(c.plan), c.status);
+    unsetenv("XALSIM_ZE_FAIL");
+    EXPECT_EQ(last_error().status, c.status);
+    EXPECT_EQ(last_error().vendor_code, c.code);
+    EXPECT_EQ(last_error().vendor_name, c.name);
+    xal_device_health_t health{};
+    health.struct_size = sizeof health;
+    ASSERT_EQ(table_->device_get_health(dev0_, &health), XAL_SUCCESS);
+    if (c.sticky) {
+      xal_devptr_t ptr = 0;
+      EXPECT_EQ(table_->mem_alloc(dev0_, 64, &ptr), c.status);
+      EXPECT_EQ(last_error().vendor_code, c.code);
+      EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_LOST));
+      EXPECT_EQ(health.vendor_code, c.code);
+      ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+      ASSERT_EQ(table_->stream_create(dev0_, 0, &stream_), XAL_SUCCESS);
+    } else {
+      EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_OK));
+    }
+  }
+}
+
+TEST_F(ZeErrors, DeviceLostHoldsForTheWholeContextUntilReset) {
+  xal_bstream_t* other = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &other), XAL_SUCCESS);
+  xal_devptr_t before = 0;
+  ASSERT_EQ(table_->mem_alloc(dev1_, 128, &before), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(other, before, 0, 128), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, 0, 0, 0), XAL_SUCCESS);
+  xal_devptr_t mine = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 128, &mine), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, mine, 0, 128), XAL_SUCCESS);
+  setenv("XALSIM_ZE_FAIL", "zeEventHostSynchronize=0x70000001@1", 1);
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_ERROR_DEVICE_LOST);
+  // Both devices share the lost context.
+  EXPECT_EQ(table_->stream_synchronize(other), XAL_ERROR_DEVICE_LOST);
+  EXPECT_NE(last_error().message.find("xal_device_reset"), std::string::npos);
+  xal_device_health_t health{};
+  health.struct_size = sizeof health;
+  ASSERT_EQ(table_->device_get_health(dev1_, &health), XAL_SUCCESS);
+  EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_LOST));
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_EQ(table_->device_get_metrics(dev1_, &m), XAL_SUCCESS);
+  EXPECT_EQ(m.health, static_cast<uint32_t>(XAL_HEALTH_LOST));
+
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->device_get_health(dev1_, &health), XAL_SUCCESS);
+  EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_OK));
+  // The recreated context invalidated both devices' objects.
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(table_->stream_synchronize(other), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(table_->stream_destroy(stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(other), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev1_, before), XAL_SUCCESS);
+  // Both work again.
+  for (xal_bdevice_t* device : {dev0_, dev1_}) {
+    xal_bstream_t* stream = nullptr;
+    ASSERT_EQ(table_->stream_create(device, 0, &stream), XAL_SUCCESS);
+    xal_devptr_t ptr = 0;
+    ASSERT_EQ(table_->mem_alloc(device, 128, &ptr), XAL_SUCCESS);
+    ASSERT_EQ(table_->memset(stream, ptr, 1, 128), XAL_SUCCESS);
+    ASSERT_EQ(table_->stream_synchronize(stream), XAL_SUCCESS);
+    EXPECT_EQ(table_->mem_free(device, ptr), XAL_SUCCESS);
+    EXPECT_EQ(table_->stream_destroy(stream), XAL_SUCCESS);
+  }
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &stream_), XAL_SUCCESS);
+}
+
+TEST_F(ZeErrors, ResetOfAHealthyDeviceTouchesOnlyThatDevice) {
+  xal_bstream_t* other = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &other), XAL_SUCCESS);
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(table_->stream_synchronize(other), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(other), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &stream_), XAL_SUCCESS);
+}
+
+TEST_F(ZeErrors, KernelFaultLosesTheDevice) {
+  std::vector<uint8_t> image(4);
+  const uint32_t magic = 0x07230203;
+  std::memcpy(image.data(), &magic, 4);
+  const std::string text = "kernel fill_u32\n";
+  image.insert(image.end(), text.begin(), text.end());
+  xal_bmodule_t* module = nullptr;
+  ASSERT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_SPIRV, image.data(), image.size(),
+                                &module),
+            XAL_SUCCESS);
+  xal_bkernel_t* kernel = nullptr;
+  ASSERT_EQ(table_->kernel_get(module, "fill_u32", &kernel), XAL_SUCCESS);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 16, &a), XAL_SUCCESS);
+  uint32_t value = 1;
+  uint64_t n = 1000;
+  void* args[] = {&a, &value, &n};
+  const size_t sizes[] = {8, 4, 8};
+  xal_launch_config_t config{sizeof config, {1, 1, 1}, {1, 1, 1}, 0, sizes};
+  EXPECT_EQ(table_->kernel_launch(stream_, kernel, &config, args, 3), XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(table_->device_synchronize(dev0_), XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+  EXPECT_EQ(table_->kernel_get(module, "fill_u32", &kernel), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS);
+  EXPECT_EQ(table_->device_synchronize(dev0_), XAL_SUCCESS);
+}
+
+TEST(ZeUnavailable, BadLibraryPathGivesDlerrorText) {
+  setenv("XAL_LEVELZERO_LIBRARY", "/nonexistent/libze_loader.so.1", 1);
+  last_error() = ErrorDetail{};
+  EXPECT_EQ(init_expecting_failure(), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(last_error().message.find("/nonexistent/libze_loader.so.1"), std::string::npos);
+  EXPECT_NE(last_error().message.find("No such file"), std::string::npos)
+      << last_error().message;
+}
+
+TEST(ZeUnavailable, LoaderLackingARequiredFunctionIsNamed) {
+  setenv("XAL_LEVELZERO_LIBRARY", XAL_ZE_SIM_INCOMPLETE_PATH, 1);
+  EXPECT_EQ(init_expecting_failure(), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(last_error().message.find("zeCommandListAppendMemoryFill"), std::string::npos)
+      << last_error().message;
+}
+
+TEST(ZeUnavailable, NoDevices) {
+  setenv("XAL_LEVELZERO_LIBRARY", XAL_ZE_SIM_PATH, 1);
+  setenv("XALSIM_ZE_DEVICES", "0", 1);
+  EXPECT_EQ(init_expecting_failure(), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_NE(last_error().message.find("no devices"), std::string::npos)
+      << last_error().message;
+  setenv("XALSIM_ZE_DEVICES", "2", 1);
+}
+
+TEST(ZeUnavailable, FailingInitKeepsTheCode) {
+  setenv("XAL_LEVELZERO_LIBRARY", XAL_ZE_SIM_PATH, 1);
+  setenv("XALSIM_ZE_FAIL", "zeInit=0x70020000", 1);
+  EXPECT_EQ(init_expecting_failure(), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(last_error().vendor_code, 0x70020000);
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE");
+  unsetenv("XALSIM_ZE_FAIL");
+}
+
+TEST(ZeStatusMap, KnownAndUnknownCodes) {
+  EXPECT_EQ(map_status(ZE_RESULT_SUCCESS).status, XAL_SUCCESS);
+  EXPECT_EQ(map_status(ZE_RESULT_NOT_READY).status, XAL_NOT_READY);
+  EXPECT_TRUE(map_status(ZE_RESULT_ERROR_DEVICE_LOST).sticky);
+  EXPECT_STREQ(map_status(ZE_RESULT_ERROR_DEVICE_LOST).name, "ZE_RESULT_ERROR_DEVICE_LOST");
+  EXPECT_FALSE(map_status(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY).sticky);
+  for (int64_t code = 0x78000001; code <= 0x7800001b; ++code) {
+    const StatusMapping m = map_status(code);
+    EXPECT_NE(m.status, XAL_SUCCESS) << code;
+    EXPECT_TRUE(std::string(m.name).starts_with("ZE_RESULT_")) << code;
+    EXPECT_STRNE(m.name, "ZE_RESULT_UNRECOGNIZED") << code;
+  }
+  EXPECT_STREQ(map_status(0x7abcdef).name, "ZE_RESULT_UNRECOGNIZED");
+}
+
+}  // namespace
+}  // namespace xal::levelzero::testing

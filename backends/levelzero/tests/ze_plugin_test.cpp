@@ -1,0 +1,356 @@
+// The Level Zero backend through its plugin table, on the simulated
+// loader: devices and sub-devices, memory, copies, fill, streams, events
+// with kernel timestamps, host memory, peer copies (direct and staged),
+// SPIR-V modules and Sysman metrics.
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "plugin_fixture.h"
+
+namespace xal::levelzero::testing {
+namespace {
+
+// A simulated SPIR-V image: the magic word, then the simulator's text.
+std::vector<uint8_t> spirv(const std::string& text) {
+  std::vector<uint8_t> image(4 + text.size());
+  const uint32_t magic = 0x07230203;
+  std::memcpy(image.data(), &magic, 4);
+  std::memcpy(image.data() + 4, text.data(), text.size());
+  return image;
+}
+
+TEST_F(ZePlugin, DescribesItselfAsSimulated) {
+  xal_backend_describe_t d{};
+  d.struct_size = sizeof d;
+  ASSERT_EQ(table_->describe(backend_, &d), XAL_SUCCESS);
+  EXPECT_STREQ(d.name, "levelzero");
+  EXPECT_TRUE(d.flags & XAL_BACKEND_FLAG_SIMULATED);
+  EXPECT_NE(std::string(d.note).find("simulated driver"), std::string::npos) << d.note;
+  EXPECT_NE(std::string(d.driver_version).find("Level Zero 1.4"), std::string::npos)
+      << d.driver_version;
+  uint32_t count = 0;
+  ASSERT_EQ(table_->device_count(backend_, &count), XAL_SUCCESS);
+  EXPECT_EQ(count, 2u);
+  // oneCCL has no C API: the core's collectives serve these devices.
+  EXPECT_EQ(table_->comm_create, nullptr);
+}
+
+TEST_F(ZePlugin, DeviceProperties) {
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(table_->device_get_properties(dev1_, &p), XAL_SUCCESS);
+  EXPECT_NE(std::string(p.name).find("Max 1550"), std::string::npos) << p.name;
+  EXPECT_STREQ(p.vendor, "Intel");
+  EXPECT_EQ(p.kind, static_cast<uint32_t>(XAL_DEVICE_KIND_GPU));
+  EXPECT_STREQ(p.pci_bus_id, "0000:3b:00.0");
+  EXPECT_EQ(p.uuid[0], 0xB0);
+  EXPECT_EQ(p.uuid[15], 1);
+  EXPECT_EQ(p.memory_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(p.max_allocation_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(p.compute_units, 512u);
+  EXPECT_EQ(p.core_clock_mhz, 1600u);
+  EXPECT_EQ(p.memory_clock_mhz, 3200u);
+  EXPECT_EQ(p.memory_bus_width_bits, 8192u);
+  EXPECT_NEAR(p.peak_memory_bandwidth_gbps, 3276.8, 1e-6);
+  const uint64_t want = XAL_DEVICE_CAP_SIMULATED | XAL_DEVICE_CAP_EVENT_TIMING |
+                        XAL_DEVICE_CAP_RESET | XAL_DEVICE_CAP_PEER_COPY |
+                        XAL_DEVICE_CAP_KERNELS | XAL_DEVICE_CAP_HOST_MEMORY |
+                        XAL_DEVICE_CAP_METRICS;
+  EXPECT_EQ(p.capabilities & want, want);
+  EXPECT_EQ(p.capabilities & XAL_DEVICE_CAP_PARTITION, 0u);
+}
+
+TEST(ZeSubDevices, ListedAsTheirOwnDevicesWhenAsked) {
+  setenv("XAL_LEVELZERO_LIBRARY", XAL_ZE_SIM_PATH, 1);
+  setenv("XALSIM_ZE_DEVICES", "2", 1);
+  setenv("XALSIM_ZE_SUBDEVICES", "2", 1);
+  setenv("XAL_LEVELZERO_SUBDEVICES", "1", 1);
+  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
+  xal_backend_t* backend = nullptr;
+  const xal_backend_table_t* table = plugin_table();
+  ASSERT_EQ(table->init(&args, &backend), XAL_SUCCESS) << last_error().message;
+  uint32_t count = 0;
+  ASSERT_EQ(table->device_count(backend, &count), XAL_SUCCESS);
+  EXPECT_EQ(count, 4u);
+  for (uint32_t i = 0; i < count; ++i) {
+    xal_bdevice_t* device = nullptr;
+    ASSERT_EQ(table->device_get(backend, i, &device), XAL_SUCCESS);
+    xal_device_properties_t p{};
+    p.struct_size = sizeof p;
+    ASSERT_EQ(table->device_get_properties(device, &p), XAL_SUCCESS);
+    EXPECT_TRUE(p.capabilities & XAL_DEVICE_CAP_PARTITION);
+    EXPECT_NE(std::string(p.name).find("tile"), std::string::npos);
+    // Each tile works on its own.
+    xal_devptr_t ptr = 0;
+    ASSERT_EQ(table->mem_alloc(device, 256, &ptr), XAL_SUCCESS);
+    EXPECT_EQ(table->mem_free(device, ptr), XAL_SUCCESS);
+  }
+  EXPECT_EQ(table->shutdown(backend), XAL_SUCCESS);
+  unsetenv("XAL_LEVELZERO_SUBDEVICES");
+  setenv("XALSIM_ZE_SUBDEVICES", "0", 1);
+}
+
+TEST_F(ZePlugin, MemoryInfoFollowsAllocations) {
+  uint64_t free0 = 0, total = 0;
+  ASSERT_EQ(table_->mem_get_info(dev0_, &free0, &total), XAL_SUCCESS);
+  EXPECT_EQ(total, uint64_t{1} << 30);
+  xal_devptr_t ptr = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 1 << 20, &ptr), XAL_SUCCESS);
+  EXPECT_EQ(ptr % 256, 0u);
+  uint64_t free1 = 0;
+  ASSERT_EQ(table_->mem_get_info(dev0_, &free1, &total), XAL_SUCCESS);
+  EXPECT_EQ(free0 - free1, uint64_t{1} << 20);
+  ASSERT_EQ(table_->mem_free(dev0_, ptr), XAL_SUCCESS);
+  // A second free, or a pointer of another device, is refused.
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("not an allocation"), std::string::npos);
+  EXPECT_EQ(table_->mem_alloc(dev0_, size_t{2} << 30, &ptr), XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(last_error().vendor_code, 0x70000003);
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+}
+
+TEST_F(ZePlugin, CopiesAllDirectionsOddSizesAndOffsets) {
+  for (size_t size : {size_t{1}, size_t{3}, size_t{4093}, size_t{65537}}) {
+    for (size_t offset : {size_t{0}, size_t{1}, size_t{7}}) {
+      xal_devptr_t a = 0, b = 0;
+      ASSERT_EQ(table_->mem_alloc(dev0_, size + offset, &a), XAL_SUCCESS);
+      ASSERT_EQ(table_->mem_alloc(dev0_, size + offset, &b), XAL_SUCCESS);
+      std::vector<uint8_t> in(size), out(size, 0);
+      for (size_t i = 0; i < size; ++i) in[i] = static_cast<uint8_t>(i * 13 + 5);
+      ASSERT_EQ(table_->memcpy_htod(stream_, a + offset, in.data(), size), XAL_SUCCESS);
+      ASSERT_EQ(table_->memcpy_dtod(stream_, b + offset, a + offset, size), XAL_SUCCESS);
+      ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), b + offset, size), XAL_SUCCESS);
+      ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+      EXPECT_EQ(in, out) << "size " << size << " offset " << offset;
+      EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+      EXPECT_EQ(table_->mem_free(dev0_, b), XAL_SUCCESS);
+    }
+  }
+}
+
+TEST_F(ZePlugin, FillWritesEveryByteOfTheRangeOnly) {
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 1000, &a), XAL_SUCCESS);
+  std::vector<uint8_t> zeros(1000, 0), out(1000, 1);
+  ASSERT_EQ(table_->memcpy_htod(stream_, a, zeros.data(), 1000), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, a + 5, 0xCD, 990), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), a, 1000), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[i], (i >= 5 && i < 995) ? 0xCD : 0) << i;
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+}
+
+TEST_F(ZePlugin, StreamsWithoutInOrderFlagStillOrderWork) {
+  setenv("XALSIM_ZE_NO_IN_ORDER", "1", 1);
+  xal_bstream_t* stream = nullptr;
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &stream), XAL_SUCCESS);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 64, &a), XAL_SUCCESS);
+  std::vector<uint8_t> out(64);
+  ASSERT_EQ(table_->memset(stream, a, 9, 64), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_dtoh(stream, out.data(), a, 64), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream), XAL_SUCCESS);
+  EXPECT_EQ(out, std::vector<uint8_t>(64, 9));
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(stream), XAL_SUCCESS);
+}
+
+TEST_F(ZePlugin, EventsWithKernelTimestamps) {
+  xal_bevent_t* start = nullptr;
+  xal_bevent_t* end = nullptr;
+  xal_bevent_t* untimed = nullptr;
+  xal_bevent_t* never = nullptr;
+  ASSERT_EQ(table_->event_create(dev0_, 0, &start), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_create(dev0_, 0, &end), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_create(dev0_, XAL_EVENT_DISABLE_TIMING, &untimed), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_create(dev0_, 0, &never), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_query(never), XAL_SUCCESS);  // never recorded
+  xal_bstream_t* other = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &other), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(start, stream_), XAL_SUCCESS);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 1 << 16, &a), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, a, 1, 1 << 16), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(end, stream_), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_wait_event(other, end), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_synchronize(end), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_query(end), XAL_SUCCESS);
+  // Query says SUCCESS once the stream is synchronised (before that it may
+  // still be finishing its own bookkeeping: NOT_READY is also correct).
+  const xal_status_t busy = table_->stream_query(stream_);
+  EXPECT_TRUE(busy == XAL_SUCCESS || busy == XAL_NOT_READY) << busy;
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_query(stream_), XAL_SUCCESS);
+  float ms = -1.0f;
+  ASSERT_EQ(table_->event_elapsed_ms(start, end, &ms), XAL_SUCCESS) << last_error().message;
+  EXPECT_GE(ms, 0.0f);
+  ASSERT_EQ(table_->event_record(untimed, stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_elapsed_ms(start, untimed, &ms), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table_->event_elapsed_ms(start, never, &ms), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table_->event_record(start, other), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  for (xal_bevent_t* e : {start, end, untimed, never}) {
+    EXPECT_EQ(table_->event_destroy(e), XAL_SUCCESS);
+  }
+  EXPECT_EQ(table_->stream_destroy(other), XAL_SUCCESS);
+  EXPECT_EQ(table_->device_synchronize(dev0_), XAL_SUCCESS);
+}
+
+TEST_F(ZePlugin, HostMemory) {
+  void* host = nullptr;
+  ASSERT_EQ(table_->host_alloc(backend_, 4096, XAL_HOST_ALLOC_WRITE_COMBINED, &host),
+            XAL_SUCCESS);
+  std::memset(host, 0x3C, 4096);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev1_, 4096, &a), XAL_SUCCESS);
+  xal_bstream_t* stream = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &stream), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_htod(stream, a, host, 4096), XAL_SUCCESS);
+  std::vector<uint8_t> out(4096);
+  ASSERT_EQ(table_->memcpy_dtoh(stream, out.data(), a, 4096), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream), XAL_SUCCESS);
+  EXPECT_EQ(out, std::vector<uint8_t>(4096, 0x3C));
+  EXPECT_EQ(table_->host_free(backend_, host), XAL_SUCCESS);
+  EXPECT_EQ(table_->host_free(backend_, host), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table_->mem_free(dev1_, a), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(stream), XAL_SUCCESS);
+}
+
+class ZePeer : public ZePlugin, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(ZePeer, CopyBetweenDevicesBothWays) {
+  if (!GetParam()) setenv("XALSIM_ZE_NO_PEER", "1", 1);  // staged through host
+  constexpr size_t kBytes = 10007;
+  xal_devptr_t a = 0, b = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, kBytes, &a), XAL_SUCCESS);
+  ASSERT_EQ(table_->mem_alloc(dev1_, kBytes, &b), XAL_SUCCESS);
+  std::vector<uint8_t> in(kBytes), out(kBytes, 0);
+  std::iota(in.begin(), in.end(), uint8_t{3});
+  ASSERT_EQ(table_->memcpy_htod(stream_, a, in.data(), kBytes), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_peer(stream_, dev1_, b, dev0_, a, kBytes), XAL_SUCCESS)
+      << last_error().message;
+  ASSERT_EQ(table_->memset(stream_, a, 0, kBytes), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_peer(stream_, dev0_, a, dev1_, b, kBytes), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), a, kBytes), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev1_, b), XAL_SUCCESS);
+  unsetenv("XALSIM_ZE_NO_PEER");
+}
+
+INSTANTIATE_TEST_SUITE_P(DirectAndStaged, ZePeer, ::testing::Values(true, false));
+
+TEST_F(ZePlugin, SpirvModuleLoadAndLaunch) {
+  const auto image = spirv("kernel fill_u32\nkernel other\n");
+  xal_bmodule_t* module = nullptr;
+  ASSERT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_SPIRV, image.data(), image.size(),
+                                &module),
+            XAL_SUCCESS)
+      << last_error().message;
+  xal_bkernel_t* kernel = nullptr;
+  ASSERT_EQ(table_->kernel_get(module, "fill_u32", &kernel), XAL_SUCCESS);
+  xal_bkernel_t* absent = nullptr;
+  EXPECT_EQ(table_->kernel_get(module, "absent", &absent), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_ERROR_INVALID_KERNEL_NAME");
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 100 * sizeof(uint32_t), &a), XAL_SUCCESS);
+  uint32_t value = 0xFACE;
+  uint64_t n = 100;
+  void* args[] = {&a, &value, &n};
+  const size_t sizes[] = {8, 4, 8};
+  xal_launch_config_t config{sizeof config, {1, 1, 1}, {100, 1, 1}, 0, sizes};
+  ASSERT_EQ(table_->kernel_launch(stream_, kernel, &config, args, 3), XAL_SUCCESS)
+      << last_error().message;
+  std::vector<uint32_t> out(100);
+  ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), a, 100 * sizeof(uint32_t)), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  EXPECT_EQ(out, std::vector<uint32_t>(100, 0xFACE));
+  xal_launch_config_t no_sizes{sizeof no_sizes, {1, 1, 1}, {1, 1, 1}, 0, nullptr};
+  EXPECT_EQ(table_->kernel_launch(stream_, kernel, &no_sizes, args, 3),
+            XAL_ERROR_INVALID_ARGUMENT);
+  xal_launch_config_t huge{sizeof huge, {1, 1, 1}, {2048, 1, 1}, 0, sizes};
+  EXPECT_EQ(table_->kernel_launch(stream_, kernel, &huge, args, 3), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION");
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS);
+  EXPECT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_HSACO, image.data(), image.size(),
+                                &module),
+            XAL_ERROR_NOT_SUPPORTED);
+}
+
+TEST_F(ZePlugin, SpirvBuildFailureCarriesTheBuildLog) {
+  const auto image = spirv("kernel k\nerror: line 3: undeclared identifier 'acc'\n");
+  xal_bmodule_t* module = nullptr;
+  EXPECT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_SPIRV, image.data(), image.size(),
+                                &module),
+            XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().vendor_code, 0x70000004);
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE");
+  EXPECT_NE(last_error().message.find("undeclared identifier 'acc'"), std::string::npos)
+      << last_error().message;
+  const char junk[] = "not spir-v at all";
+  EXPECT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_SPIRV, junk, sizeof junk, &module),
+            XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("bad magic number"), std::string::npos)
+      << last_error().message;
+  // The device still works afterwards.
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 64, &a), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+}
+
+TEST_F(ZePlugin, SysmanMetrics) {
+  xal_device_metrics_t first{};
+  first.struct_size = sizeof first;
+  ASSERT_EQ(table_->device_get_metrics(dev0_, &first), XAL_SUCCESS);
+  const uint64_t want = XAL_METRIC_HEALTH | XAL_METRIC_MEMORY_TOTAL | XAL_METRIC_MEMORY_USED |
+                        XAL_METRIC_TEMPERATURE | XAL_METRIC_ECC_CORRECTED |
+                        XAL_METRIC_ECC_UNCORRECTED | XAL_METRIC_SM_CLOCK |
+                        XAL_METRIC_MEMORY_CLOCK | XAL_METRIC_ENERGY;
+  EXPECT_EQ(first.valid & want, want);
+  EXPECT_EQ(first.health, static_cast<uint32_t>(XAL_HEALTH_OK));
+  EXPECT_EQ(first.memory_total_bytes, uint64_t{1} << 30);
+  EXPECT_DOUBLE_EQ(first.temperature_c, 52.5);
+  EXPECT_EQ(first.ecc_corrected, 3u);
+  EXPECT_EQ(first.ecc_uncorrected, 0u);
+  EXPECT_EQ(first.sm_clock_mhz, 1600u);
+  EXPECT_EQ(first.memory_clock_mhz, 3200u);
+  // Rates need two samples.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  xal_device_metrics_t second{};
+  second.struct_size = sizeof second;
+  ASSERT_EQ(table_->device_get_metrics(dev0_, &second), XAL_SUCCESS);
+  ASSERT_TRUE(second.valid & XAL_METRIC_POWER);
+  ASSERT_TRUE(second.valid & XAL_METRIC_UTILIZATION);
+  EXPECT_NEAR(second.power_w, 100.0, 1e-9);
+  EXPECT_NEAR(second.utilization_percent, 50.0, 1.0);
+  EXPECT_GT(second.energy_j, 0.0);
+}
+
+TEST_F(ZePlugin, FailingSysmanLeavesOutWhatItCannotRead) {
+  setenv("XALSIM_ZE_FAIL",
+         "zesDeviceEnumMemoryModules=0x78000003;zesTemperatureGetState=0x70010000;"
+         "zesRasGetState=0x7ffffffe",
+         1);
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_EQ(table_->device_get_metrics(dev0_, &m), XAL_SUCCESS);
+  EXPECT_TRUE(m.valid & XAL_METRIC_HEALTH);
+  EXPECT_TRUE(m.valid & XAL_METRIC_SM_CLOCK);
+  EXPECT_FALSE(m.valid & XAL_METRIC_MEMORY_TOTAL);
+  EXPECT_FALSE(m.valid & XAL_METRIC_TEMPERATURE);
+  EXPECT_FALSE(m.valid & XAL_METRIC_ECC_CORRECTED);
+  setenv("XALSIM_ZE_FAIL", "zesDeviceGetState=0x7ffffffe;zesDeviceEnumFrequencyDomains=1", 1);
+  xal_device_metrics_t n{};
+  n.struct_size = sizeof n;
+  ASSERT_EQ(table_->device_get_metrics(dev0_, &n), XAL_SUCCESS);
+  EXPECT_FALSE(n.valid & XAL_METRIC_SM_CLOCK);
+  EXPECT_EQ(n.health, static_cast<uint32_t>(XAL_HEALTH_OK));
+}
+
+}  // namespace
+}  // namespace xal::levelzero::testing

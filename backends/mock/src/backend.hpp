@@ -1,0 +1,63 @@
+// Backend: one instance of the mock plugin (init may make several). Owns
+// its devices and the page-locked host buffers handed out through it; no
+// state is shared between instances.
+// Thread-safe after construction.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "copy_engine.hpp"
+#include "device.hpp"
+#include "xal/xal_backend.h"
+
+namespace xal::mock {
+
+class Backend {
+ public:
+  // Builds the devices of `profiles`. Throws std::system_error when an
+  // arena cannot be reserved.
+  struct CopySettings {
+    // Copies from this many bytes up run on oneTBB (XAL_MOCK_PARALLEL_COPY).
+    size_t parallel_threshold = kDefaultParallelThreshold;
+    // Unthrottled copies up to this size run on the caller's thread when
+    // their stream is idle (XAL_MOCK_INLINE_COPY); 0: never.
+    size_t inline_limit = kDefaultInlineLimit;
+  };
+
+  // `spec` describes where the profiles came from (for describe()).
+  Backend(const xal_backend_services_t* services, std::vector<Profile> profiles,
+          std::string spec, CopySettings copies);
+  // Drains every stream of every device, then frees everything.
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  const xal_backend_services_t* services() const { return services_; }
+  uint32_t device_count() const { return static_cast<uint32_t>(devices_.size()); }
+  Device& device(uint32_t index) { return *devices_[index]; }
+  bool owns(const Device* device) const;
+  const std::string& spec() const { return spec_; }
+  const CopySettings& copies() const { return copies_; }
+
+  // Page-aligned host memory, locked with mlock when the limit allows.
+  void* host_alloc(size_t bytes);
+  bool host_free(void* ptr);
+  void host_register(void* ptr, size_t bytes);
+  bool host_unregister(void* ptr);
+
+ private:
+  const xal_backend_services_t* services_;
+  const std::string spec_;
+  const CopySettings copies_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::mutex host_mutex_;
+  std::map<void*, size_t> host_allocations_;  // ptr -> mapped length
+  std::map<void*, size_t> host_registered_;
+};
+
+}  // namespace xal::mock

@@ -1,0 +1,53 @@
+#include "metrics.hpp"
+
+#include <algorithm>
+
+namespace xal::mock {
+
+namespace {
+
+double seconds(BusyTracker::Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+void BusyTracker::add(Clock::time_point start, Clock::time_point end) {
+  if (end <= start) return;
+  const int64_t first = start.time_since_epoch() / kBucket;
+  const int64_t last = end.time_since_epoch() / kBucket;
+  std::lock_guard lock(mutex_);
+  total_ += seconds(end - start);
+  // Only the newest kBuckets buckets can still be in a window.
+  for (int64_t i = std::max(first, last - static_cast<int64_t>(kBuckets) + 1);
+       i <= last; ++i) {
+    const Clock::time_point b0{kBucket * i};
+    const Clock::time_point b1 = b0 + kBucket;
+    const double overlap = seconds(std::min(end, b1) - std::max(start, b0));
+    Bucket& b = buckets_[static_cast<size_t>(i) % kBuckets];
+    if (b.index != i) b = {i, 0.0};
+    b.busy += overlap;
+  }
+}
+
+double BusyTracker::busy_in_window(Clock::time_point now) const {
+  const int64_t newest = now.time_since_epoch() / kBucket;
+  const int64_t oldest = (now - kUtilizationWindow).time_since_epoch() / kBucket;
+  std::lock_guard lock(mutex_);
+  double busy = 0.0;
+  for (const Bucket& b : buckets_)
+    if (b.index > oldest && b.index <= newest) busy += b.busy;
+  return busy;
+}
+
+double BusyTracker::total_busy_seconds() const {
+  std::lock_guard lock(mutex_);
+  return total_;
+}
+
+void BusyTracker::clear() {
+  std::lock_guard lock(mutex_);
+  buckets_.fill({});
+}
+
+}  // namespace xal::mock

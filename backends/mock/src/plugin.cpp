@@ -1,0 +1,261 @@
+// The mock plugin: its table, xal_backend_get, lifecycle and device entries.
+#include "plugin.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <system_error>
+
+#include "copy_engine.hpp"
+#include "device_spec.hpp"
+#include "xal_common/strings.hpp"
+
+namespace xal::mock {
+
+namespace {
+
+constexpr const char* kVersion = "1.0.0";
+
+// A configuration value through the core (the environment), or NULL.
+const char* config(const xal_backend_services_t* services, const char* key) {
+  return services->get_config ? services->get_config(key) : std::getenv(key);
+}
+
+// A byte-size setting ("8MiB") or "off" (nullopt); `fallback` when unset.
+std::optional<size_t> size_setting(const xal_backend_services_t* services,
+                                   const char* key, size_t fallback) {
+  const char* value = config(services, key);
+  if (!value || common::trim(value).empty()) return fallback;
+  if (common::to_lower(common::trim(value)) == "off") return std::nullopt;
+  std::string reason;
+  const auto bytes = common::parse_bytes(value, &reason);
+  if (!bytes)
+    throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                std::string(key) + " \"" + value +
+                    "\": expected a byte size such as \"8MiB\" or \"off\": " + reason);
+  return static_cast<size_t>(*bytes);
+}
+
+}  // namespace
+
+xal_status_t init(const xal_backend_init_args_t* args, xal_backend_t** out) {
+  const xal_backend_services_t* services =
+      args && args->struct_size >= sizeof(xal_backend_init_args_t) ? args->services
+                                                                   : nullptr;
+  return guarded(services, "init", [&] {
+    if (!args || args->struct_size < sizeof(xal_backend_init_args_t))
+      throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                  "init: args is NULL or its struct_size is too small");
+    if (!services || services->struct_size < sizeof(xal_backend_services_t) ||
+        !services->set_error)
+      throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                  "init: services table is NULL or incomplete");
+    check_not_null(out, "init: out_backend");
+    const char* spec_value = config(services, "XAL_MOCK_DEVICES");
+    const std::string text = spec_value ? spec_value : "";
+    Backend::CopySettings copies;
+    copies.parallel_threshold =
+        size_setting(services, "XAL_MOCK_PARALLEL_COPY", kDefaultParallelThreshold)
+            .value_or(kNeverParallel);
+    copies.inline_limit =
+        size_setting(services, "XAL_MOCK_INLINE_COPY", kDefaultInlineLimit).value_or(0);
+    std::vector<Profile> profiles;
+    try {
+      profiles = parse_device_spec(text);
+    } catch (const SpecError& e) {
+      throw Error(XAL_ERROR_INVALID_ARGUMENT, e.what());
+    }
+    const std::string spec =
+        common::trim(text).empty()
+            ? std::string(kDefaultDeviceSpec) + " (default)"
+            : "XAL_MOCK_DEVICES=" + text;
+    std::unique_ptr<Backend> backend;
+    try {
+      backend = std::make_unique<Backend>(services, std::move(profiles), spec,
+                                          copies);
+    } catch (const std::system_error& e) {
+      throw Error(XAL_ERROR_OUT_OF_HOST_MEMORY, std::string("init: ") + e.what());
+    }
+    *out = to_handle<xal_backend_t>(backend.release());
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t shutdown(xal_backend_t* backend) {
+  XAL_MOCK_REQUIRE_HANDLE(backend);
+  const xal_backend_services_t* services = as_backend(backend)->services();
+  return guarded(services, "shutdown", [&] {
+    std::unique_ptr<Backend> owned(as_backend(backend));
+    owned.reset();
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(backend);
+  Backend& b = *as_backend(backend);
+  return guarded(b.services(), "describe", [&] {
+    check_out_struct(out, "describe: out_describe");
+    common::copy_string(out->name, "mock");
+    common::copy_string(out->driver_version, std::string("xal-mock ") + kVersion);
+    out->flags = XAL_BACKEND_FLAG_SIMULATED;
+    common::copy_string(out->note, "simulated devices from profiles: " + b.spec());
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_count(xal_backend_t* backend, uint32_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(backend);
+  Backend& b = *as_backend(backend);
+  return guarded(b.services(), "device_count", [&] {
+    check_not_null(out, "device_count: out_count");
+    *out = b.device_count();
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get(xal_backend_t* backend, uint32_t index, xal_bdevice_t** out) {
+  XAL_MOCK_REQUIRE_HANDLE(backend);
+  Backend& b = *as_backend(backend);
+  return guarded(b.services(), "device_get", [&] {
+    check_not_null(out, "device_get: out_device");
+    if (index >= b.device_count())
+      throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                  "device_get: index " + std::to_string(index) + " is past the " +
+                      std::to_string(b.device_count()) + " mock devices");
+    *out = to_handle<xal_bdevice_t>(&b.device(index));
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_properties(xal_bdevice_t* device, xal_device_properties_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(services_of(&d), "device_get_properties", [&] {
+    check_out_struct(out, "device_get_properties: out_properties");
+    d.fill_properties(*out);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_synchronize(xal_bdevice_t* device) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(services_of(&d), "device_synchronize", [&] {
+    std::string message;
+    const xal_status_t s = d.synchronize(&message);
+    if (s != XAL_SUCCESS) throw Error(s, message);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_reset(xal_bdevice_t* device) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(services_of(&d), "device_reset", [&] {
+    d.reset();
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(services_of(&d), "device_get_health", [&] {
+    check_out_struct(out, "device_get_health: out_health");
+    out->state = XAL_HEALTH_OK;
+    out->sticky_status = XAL_SUCCESS;
+    out->vendor_code = 0;
+    common::copy_string(out->message, "simulated device: healthy");
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_metrics(xal_bdevice_t* device, xal_device_metrics_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(services_of(&d), "device_get_metrics", [&] {
+    check_out_struct(out, "device_get_metrics: out_metrics");
+    d.fill_metrics(*out);
+    return XAL_SUCCESS;
+  });
+}
+
+void* device_ptr_to_host(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes) {
+  if (!device) return nullptr;
+  return as_device(device)->host_address(ptr, bytes);
+}
+
+namespace {
+
+const xal_backend_table_t kTable = {
+    .struct_size = sizeof(xal_backend_table_t),
+    .abi_major = XAL_ABI_VERSION_MAJOR,
+    .abi_minor = XAL_ABI_VERSION_MINOR,
+    .name = "mock",
+    .version = kVersion,
+    .init = init,
+    .shutdown = shutdown,
+    .describe = describe,
+    .device_count = device_count,
+    .device_get = device_get,
+    .device_get_properties = device_get_properties,
+    .device_synchronize = device_synchronize,
+    .device_reset = device_reset,
+    .device_get_health = device_get_health,
+    .device_get_metrics = device_get_metrics,
+    .mem_alloc = mem_alloc,
+    .mem_free = mem_free,
+    .mem_get_info = mem_get_info,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
+    .host_register = host_register,
+    .host_unregister = host_unregister,
+    .stream_create = stream_create,
+    .stream_destroy = stream_destroy,
+    .stream_synchronize = stream_synchronize,
+    .stream_query = stream_query,
+    .stream_enqueue_host_func = stream_enqueue_host_func,
+    .memcpy_htod = memcpy_htod,
+    .memcpy_dtoh = memcpy_dtoh,
+    .memcpy_dtod = memcpy_dtod,
+    .memcpy_peer = memcpy_peer,
+    .memset = memset,
+    .event_create = event_create,
+    .event_destroy = event_destroy,
+    .event_record = event_record,
+    .stream_wait_event = stream_wait_event,
+    .event_synchronize = event_synchronize,
+    .event_query = event_query,
+    .event_elapsed_ms = event_elapsed_ms,
+    .module_load = module_load,
+    .module_unload = module_unload,
+    .kernel_get = kernel_get,
+    .kernel_launch = kernel_launch,
+    .comm_create = comm_create,
+    .comm_destroy = comm_destroy,
+    .comm_abort = comm_abort,
+    .comm_get_async_error = comm_get_async_error,
+    .group_start = group_start,
+    .group_end = group_end,
+    .allreduce = allreduce,
+    .broadcast = broadcast,
+    .reduce = reduce,
+    .allgather = allgather,
+    .reduce_scatter = reduce_scatter,
+    .alltoall = alltoall,
+    .device_ptr_to_host = device_ptr_to_host,
+    .get_extension = nullptr,
+};
+
+}  // namespace
+
+}  // namespace xal::mock
+
+// The one exported symbol. The table is returned whatever the core's
+// version, so that the core can refuse another major with a clear reason.
+extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
+    uint32_t core_abi_version) {
+  (void)core_abi_version;
+  return &xal::mock::kTable;
+}

@@ -1,0 +1,196 @@
+// Events: markers on a queue, with profiling timestamps for elapsed time.
+#include "backend.h"
+#include "entries.h"
+
+namespace xal::opencl {
+namespace {
+
+// The event's current marker, retained for use outside its lock (NULL if
+// never recorded), and its context. The caller releases it.
+cl_event current(xal_bevent_s& event, cl_context* context = nullptr) {
+  std::lock_guard lock(event.mutex);
+  if (event.event != nullptr) event.device->backend->api().clRetainEvent(event.event);
+  if (context != nullptr) *context = event.context;
+  return event.event;
+}
+
+cl_int execution_status(const ClApi& api, cl_event ev, cl_int& status) {
+  return api.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status,
+                            nullptr);
+}
+
+// Opens a user event of another context when `ev` completes.
+void CL_CALLBACK open_gate(cl_event, cl_int, void* data) {
+  auto* bridge = static_cast<std::pair<const ClApi*, cl_event>*>(data);
+  bridge->first->clSetUserEventStatus(bridge->second, CL_COMPLETE);
+  bridge->first->clReleaseEvent(bridge->second);
+  std::unique_ptr<std::pair<const ClApi*, cl_event>> owned(bridge);
+}
+
+}  // namespace
+
+void release_event(xal_bevent_s& event) {
+  std::lock_guard lock(event.mutex);
+  if (event.event != nullptr) event.device->backend->api().clReleaseEvent(event.event);
+  event.event = nullptr;
+}
+
+xal_status_t event_create(xal_bdevice_t* device, uint32_t flags, xal_bevent_t** out) {
+  return guarded(device->backend->services, "event_create", [&]() -> xal_status_t {
+    auto event = std::make_unique<xal_bevent_s>();
+    event->device = device;
+    event->flags = flags;
+    *out = device->backend->events.add(std::move(event));
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t event_destroy(xal_bevent_t* event) {
+  xal_backend_s* b = event->device->backend;
+  return guarded(b->services, "event_destroy", [&]() -> xal_status_t {
+    std::unique_ptr<xal_bevent_s> owned = b->events.remove(event);
+    if (!owned) return report(b->services, XAL_ERROR_INVALID_HANDLE, "event_destroy: unknown event");
+    release_event(*owned);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
+  const xal_backend_services_t* s = event->device->backend->services;
+  return guarded(s, "event_record", [&]() -> xal_status_t {
+    const ClApi& api = event->device->backend->api();
+    cl_event marker = nullptr;
+    cl_int rc = api.clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &marker);
+    if (rc != CL_SUCCESS) return report_cl(s, rc, "clEnqueueMarkerWithWaitList");
+    api.clRetainEvent(marker);
+    remember(*stream, marker);
+    {
+      std::lock_guard lock(event->mutex);
+      if (event->event != nullptr) api.clReleaseEvent(event->event);
+      event->event = marker;
+      event->context = stream->device->context;
+    }
+    rc = api.clFlush(stream->queue);
+    return rc == CL_SUCCESS ? XAL_SUCCESS : report_cl(s, rc, "clFlush");
+  });
+}
+
+xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
+  const xal_backend_services_t* s = stream->device->backend->services;
+  return guarded(s, "stream_wait_event", [&]() -> xal_status_t {
+    const ClApi& api = stream->device->backend->api();
+    cl_context ev_context = nullptr;
+    cl_event ev = current(*event, &ev_context);
+    if (ev == nullptr) return XAL_SUCCESS;  // never recorded: nothing to wait for
+    cl_int rc = CL_SUCCESS;
+    if (ev_context == stream->device->context) {
+      cl_event barrier = nullptr;
+      rc = api.clEnqueueBarrierWithWaitList(stream->queue, 1, &ev, &barrier);
+      api.clReleaseEvent(ev);
+      remember(*stream, barrier);
+      if (rc != CL_SUCCESS) return report_cl(s, rc, "clEnqueueBarrierWithWaitList");
+    } else {
+      // Events of another context cannot be waited on directly: bridge
+      // through a user event of this context that ev's completion opens.
+      cl_event gate = api.clCreateUserEvent(stream->device->context, &rc);
+      if (rc != CL_SUCCESS) {
+        api.clReleaseEvent(ev);
+        return report_cl(s, rc, "clCreateUserEvent");
+      }
+      cl_event barrier = nullptr;
+      rc = api.clEnqueueBarrierWithWaitList(stream->queue, 1, &gate, &barrier);
+      remember(*stream, barrier);
+      if (rc == CL_SUCCESS) {
+        auto bridge = std::make_unique<std::pair<const ClApi*, cl_event>>(&api, gate);
+        rc = api.clSetEventCallback(ev, CL_COMPLETE, open_gate, bridge.get());
+        if (rc == CL_SUCCESS) bridge.release();
+      }
+      api.clReleaseEvent(ev);
+      if (rc != CL_SUCCESS) {
+        api.clSetUserEventStatus(gate, CL_COMPLETE);
+        api.clReleaseEvent(gate);
+        return report_cl(s, rc, "stream_wait_event");
+      }
+    }
+    rc = api.clFlush(stream->queue);
+    return rc == CL_SUCCESS ? XAL_SUCCESS : report_cl(s, rc, "clFlush");
+  });
+}
+
+xal_status_t event_synchronize(xal_bevent_t* event) {
+  const xal_backend_services_t* s = event->device->backend->services;
+  return guarded(s, "event_synchronize", [&]() -> xal_status_t {
+    const ClApi& api = event->device->backend->api();
+    cl_event ev = current(*event);
+    if (ev == nullptr) return XAL_SUCCESS;
+    const cl_int rc = api.clWaitForEvents(1, &ev);
+    api.clReleaseEvent(ev);
+    return rc == CL_SUCCESS ? XAL_SUCCESS : report_cl(s, rc, "clWaitForEvents");
+  });
+}
+
+xal_status_t event_query(xal_bevent_t* event) {
+  const xal_backend_services_t* s = event->device->backend->services;
+  return guarded(s, "event_query", [&]() -> xal_status_t {
+    const ClApi& api = event->device->backend->api();
+    cl_event ev = current(*event);
+    if (ev == nullptr) return XAL_SUCCESS;
+    cl_int status = CL_QUEUED;
+    const cl_int rc = execution_status(api, ev, status);
+    api.clReleaseEvent(ev);
+    if (rc != CL_SUCCESS) return report_cl(s, rc, "clGetEventInfo");
+    if (status < 0) return report_cl(s, status, "event_query", "the recorded work failed");
+    return status == CL_COMPLETE ? XAL_SUCCESS : XAL_NOT_READY;
+  });
+}
+
+xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end, float* out_ms) {
+  const xal_backend_services_t* s = start->device->backend->services;
+  return guarded(s, "event_elapsed_ms", [&]() -> xal_status_t {
+    if (((start->flags | end->flags) & XAL_EVENT_DISABLE_TIMING) != 0) {
+      return report(s, XAL_ERROR_INVALID_ARGUMENT,
+                    "event_elapsed_ms: an event was created with XAL_EVENT_DISABLE_TIMING");
+    }
+    if (!start->device->info.profiling || !end->device->info.profiling) {
+      return report(s, XAL_ERROR_NOT_SUPPORTED,
+                    "event_elapsed_ms: the device has no queue profiling");
+    }
+    const ClApi& api = start->device->backend->api();
+    cl_event a = current(*start);
+    cl_event b = current(*end);
+    auto release = [&] {
+      if (a != nullptr) api.clReleaseEvent(a);
+      if (b != nullptr) api.clReleaseEvent(b);
+    };
+    if (a == nullptr || b == nullptr) {
+      release();
+      return report(s, XAL_ERROR_INVALID_ARGUMENT, "event_elapsed_ms: an event was never recorded");
+    }
+    cl_int sa = CL_QUEUED, sb = CL_QUEUED;
+    cl_int rc = execution_status(api, a, sa);
+    if (rc == CL_SUCCESS) rc = execution_status(api, b, sb);
+    if (rc != CL_SUCCESS) {
+      release();
+      return report_cl(s, rc, "clGetEventInfo");
+    }
+    if (sa != CL_COMPLETE || sb != CL_COMPLETE) {
+      release();
+      if (sa < 0 || sb < 0) {
+        return report_cl(s, sa < 0 ? sa : sb, "event_elapsed_ms", "the recorded work failed");
+      }
+      return XAL_NOT_READY;
+    }
+    cl_ulong ta = 0, tb = 0;
+    rc = api.clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_END, sizeof(ta), &ta, nullptr);
+    if (rc == CL_SUCCESS) {
+      rc = api.clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_END, sizeof(tb), &tb, nullptr);
+    }
+    release();
+    if (rc != CL_SUCCESS) return report_cl(s, rc, "clGetEventProfilingInfo");
+    const double ns = static_cast<double>(tb) - static_cast<double>(ta);
+    *out_ms = static_cast<float>(ns / 1e6);
+    return XAL_SUCCESS;
+  });
+}
+
+}  // namespace xal::opencl

@@ -1,0 +1,18 @@
+// The rest of the fake OpenCL library: every function of cl_symbols.h that
+// fake_opencl.cpp does not implement, as a stub that fails. Generated from
+// the backend's own list so that the fake always has every symbol.
+#include <cstdint>
+
+// Implemented for real in fake_opencl.cpp: renamed out of the way here.
+#define clGetPlatformIDs xal_fake_unused_clGetPlatformIDs
+#define clGetPlatformInfo xal_fake_unused_clGetPlatformInfo
+#define clGetDeviceIDs xal_fake_unused_clGetDeviceIDs
+#define clGetDeviceInfo xal_fake_unused_clGetDeviceInfo
+#define clCreateContext xal_fake_unused_clCreateContext
+
+#include "cl_symbols.h"
+
+// CL_INVALID_OPERATION; callers ignore the arguments they passed.
+#define XAL_FAKE_STUB(kind, name) \
+  extern "C" __attribute__((visibility("default"))) int32_t name() { return -59; }
+XAL_CL_SYMBOLS(XAL_FAKE_STUB)

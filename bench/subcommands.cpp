@@ -1,0 +1,19 @@
+#include "subcommands.hpp"
+
+namespace xal::bench {
+
+std::span<const Subcommand> subcommands() {
+  static constexpr Subcommand kSubcommands[] = {
+      {"dispatch",
+       "cost of a cheap call through the public ABI vs the backend's table, "
+       "validation on and off",
+       &register_dispatch_benchmarks},
+      {"copy",
+       "xal_memcpy_htod/dtoh bandwidth vs the backend's table and plain "
+       "memcpy (4 KiB, 1 MiB, 64 MiB)",
+       &register_copy_benchmarks},
+  };
+  return kSubcommands;
+}
+
+}  // namespace xal::bench

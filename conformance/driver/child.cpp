@@ -1,0 +1,110 @@
+// Child processes of xal-conform (see child.hpp).
+#include "child.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace conform_driver {
+
+ChildResult run_child(const std::vector<std::string>& argv,
+                      const std::map<std::string, std::string>& env,
+                      const std::string& log_path, double timeout_s,
+                      const std::function<bool()>& poll) {
+  ChildResult result;
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    if (env.find(key) == env.end()) env_strings.push_back(entry);
+  }
+  for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
+  std::vector<char*> envp, args;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& s : argv_copy) args.push_back(s.data());
+  args.push_back(nullptr);
+
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) {
+    result.start_error = "cannot open " + log_path + ": " + std::strerror(errno);
+    return result;
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    result.start_error = std::string("fork: ") + std::strerror(errno);
+    ::close(log_fd);
+    return result;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    ::execve(args[0], args.data(), envp.data());
+    const char msg[] = "xal-conform: cannot execute the suite\n";
+    (void)!::write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also from the parent, to avoid a race
+  ::close(log_fd);
+  result.started = true;
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      result.start_error = std::string("waitpid: ") + std::strerror(errno);
+      return result;
+    }
+    const bool stop = poll && poll();
+    const double elapsed = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start).count();
+    if ((stop || elapsed > timeout_s) && !result.timed_out) {
+      result.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (poll) poll();
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+std::string signal_text(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  const char* desc = ::sigdescr_np(signal);
+  std::string text = abbrev != nullptr ? std::string("SIG") + abbrev
+                                       : "signal " + std::to_string(signal);
+  if (desc != nullptr) text += std::string(" (") + desc + ")";
+  return text;
+}
+
+std::string file_tail(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (text.size() > max_bytes) text = "..." + text.substr(text.size() - max_bytes);
+  return text;
+}
+
+}  // namespace conform_driver

@@ -1,0 +1,36 @@
+// Runs a program as a child process (its own process group), with extra
+// environment, output to a file, a time limit and a callback while it runs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace conform_driver {
+
+struct ChildResult {
+  bool started = false;
+  std::string start_error;  // why it could not start
+  int exit_code = -1;       // when it exited
+  int signal = 0;           // when a signal killed it
+  bool timed_out = false;   // killed by us after the time limit
+};
+
+// Runs argv[0] (a path) with `argv`, the current environment plus `env`,
+// stdout and stderr appended to `log_path`. `poll` runs about every 50 ms
+// while the child lives; when it returns true, or after `timeout_s`, the
+// child's process group is killed with SIGKILL and timed_out is set.
+// Not thread-safe (uses waitpid on its own child).
+ChildResult run_child(const std::vector<std::string>& argv,
+                      const std::map<std::string, std::string>& env,
+                      const std::string& log_path, double timeout_s,
+                      const std::function<bool()>& poll);
+
+// "SIGSEGV (Segmentation fault)".
+std::string signal_text(int signal);
+
+// The last `max_bytes` of a file, for messages.
+std::string file_tail(const std::string& path, size_t max_bytes);
+
+}  // namespace conform_driver

@@ -1,0 +1,228 @@
+// JSON report and JUnit XML (see report.hpp).
+#include "report.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace conform_driver {
+namespace {
+
+using nlohmann::json;
+
+std::string version_text(uint32_t v) {
+  return std::to_string(v >> 16) + "." + std::to_string(v & 0xffffu);
+}
+
+std::string xml_escape(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+json counts_json(const Counts& c) {
+  return {{"total", c.total},         {"passed", c.passed},
+          {"failed", c.failed},       {"unsupported", c.unsupported},
+          {"known_failure", c.known_failure}, {"unexpected_pass", c.unexpected_pass}};
+}
+
+}  // namespace
+
+void Counts::add(const std::string& outcome) {
+  ++total;
+  if (outcome == kPassed) ++passed;
+  else if (outcome == kUnsupported) ++unsupported;
+  else if (outcome == kKnownFailure) ++known_failure;
+  else if (outcome == kUnexpectedPass) ++unexpected_pass;
+  else ++failed;
+}
+
+Counts count(const RunResult& run) {
+  Counts c;
+  for (const TestResult& t : run.tests) c.add(t.outcome);
+  return c;
+}
+
+bool run_failed(const RunResult& run, const ReportContext& context) {
+  const Counts c = count(run);
+  return c.failed > 0 || (context.fail_on_unexpected_pass && c.unexpected_pass > 0);
+}
+
+std::string json_report(const Platform& platform, const RunResult& run,
+                        const ReportContext& context) {
+  json doc;
+  doc["tool"] = "xal-conform";
+  doc["report_version"] = 1;
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  doc["finished_at"] = stamp;
+  doc["mode"] = context.mode;
+  doc["command"] = context.command;
+  doc["duration_s"] = run.duration_s;
+  doc["xal_abi_version"] = version_text(platform.abi_version);
+  doc["xal_abi_version_number"] = platform.abi_version;
+  doc["device_selector"] = platform.selector;
+  doc["known_failures_file"] = context.known_failures_file;
+  doc["groups"] = context.groups;
+  json backends = json::array();
+  for (const BackendEntry& b : platform.backends) {
+    backends.push_back({{"name", b.name},
+                        {"version", b.version},
+                        {"path", b.path},
+                        {"state", b.state},
+                        {"status", b.status},
+                        {"reason", b.reason},
+                        {"abi_version", version_text(b.abi_version)},
+                        {"device_count", b.device_count},
+                        {"flags", b.flags},
+                        {"simulated", b.simulated},
+                        {"driver_version", b.driver_version}});
+  }
+  doc["backends"] = backends;
+  json devices = json::array();
+  for (const DeviceEntry& d : platform.devices) {
+    devices.push_back({{"index", d.index},
+                       {"name", d.name},
+                       {"vendor", d.vendor},
+                       {"backend", d.backend},
+                       {"uuid", d.uuid},
+                       {"memory_bytes", d.memory_bytes},
+                       {"peak_memory_bandwidth_gbps", d.peak_memory_bandwidth_gbps},
+                       {"capabilities", d.capabilities},
+                       {"simulated", d.simulated},
+                       {"selected", d.selected}});
+  }
+  doc["devices"] = devices;
+  json tests = json::array();
+  std::map<std::string, Counts> by_group;
+  std::map<std::string, Counts> by_device;
+  for (const TestResult& t : run.tests) {
+    json entry = {{"name", t.name},          {"group", t.group},
+                  {"outcome", t.outcome},    {"message", t.message},
+                  {"duration_ms", t.duration_ms}, {"devices", t.devices}};
+    entry["device"] = t.devices.empty() ? json(nullptr) : json(t.devices.front());
+    std::vector<std::string> backend_names;
+    for (int d : t.devices) {
+      for (const DeviceEntry& dev : platform.devices) {
+        if (static_cast<int>(dev.index) == d) backend_names.push_back(dev.backend);
+      }
+    }
+    entry["backends"] = backend_names;
+    if (!t.known_failure_reason.empty()) entry["known_failure_reason"] = t.known_failure_reason;
+    tests.push_back(std::move(entry));
+    by_group[t.group].add(t.outcome);
+    by_device[t.devices.empty() ? "none" : std::to_string(t.devices.front())].add(t.outcome);
+  }
+  doc["tests"] = tests;
+  json figures = json::array();
+  for (const Figure& f : run.figures) {
+    json entry = {{"test", f.test}, {"name", f.name}, {"value", f.value},
+                  {"unit", f.unit}, {"group", group_of(f.test)}};
+    entry["device"] = f.device >= 0 ? json(f.device) : json(nullptr);
+    figures.push_back(std::move(entry));
+  }
+  doc["figures"] = figures;
+  json summary = counts_json(count(run));
+  for (const auto& [g, c] : by_group) summary["by_group"][g] = counts_json(c);
+  for (const auto& [d, c] : by_device) summary["by_device"][d] = counts_json(c);
+  doc["summary"] = summary;
+  doc["result"] = run_failed(run, context) ? "failed" : "passed";
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string junit_report(const RunResult& run) {
+  std::map<std::string, std::vector<const TestResult*>> groups;
+  std::vector<std::string> order;
+  for (const TestResult& t : run.tests) {
+    if (groups.find(t.group) == groups.end()) order.push_back(t.group);
+    groups[t.group].push_back(&t);
+  }
+  const Counts all = count(run);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites name=\"xal-conform\" tests=\"" + std::to_string(all.total) +
+         "\" failures=\"" + std::to_string(all.failed) + "\" skipped=\"" +
+         std::to_string(all.unsupported + all.known_failure) + "\" time=\"" +
+         std::to_string(run.duration_s) + "\">\n";
+  for (const std::string& g : order) {
+    Counts c;
+    double seconds = 0;
+    for (const TestResult* t : groups[g]) {
+      c.add(t->outcome);
+      seconds += t->duration_ms / 1000.0;
+    }
+    out += "  <testsuite name=\"" + xml_escape(g) + "\" tests=\"" + std::to_string(c.total) +
+           "\" failures=\"" + std::to_string(c.failed) + "\" skipped=\"" +
+           std::to_string(c.unsupported + c.known_failure) + "\" time=\"" +
+           std::to_string(seconds) + "\">\n";
+    for (const TestResult* t : groups[g]) {
+      out += "    <testcase classname=\"" + xml_escape(g) + "\" name=\"" + xml_escape(t->name) +
+             "\" time=\"" + std::to_string(t->duration_ms / 1000.0) + "\"";
+      if (t->outcome == kPassed) {
+        out += "/>\n";
+        continue;
+      }
+      out += ">\n";
+      if (t->outcome == kFailed) {
+        out += "      <failure message=\"" + xml_escape(t->message.substr(0, t->message.find('\n'))) +
+               "\">" + xml_escape(t->message) + "</failure>\n";
+      } else if (t->outcome == kUnsupported) {
+        out += "      <skipped message=\"" + xml_escape(t->message) + "\"/>\n";
+      } else if (t->outcome == kKnownFailure) {
+        out += "      <skipped message=\"known failure: " + xml_escape(t->known_failure_reason) +
+               "\"/>\n      <system-out>" + xml_escape(t->message) + "</system-out>\n";
+      } else {
+        out += "      <system-out>unexpected pass of a known failure: " +
+               xml_escape(t->known_failure_reason) + "</system-out>\n";
+      }
+      out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return out;
+}
+
+std::string check_writable(const std::string& path) {
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode)) return path + ": is a directory";
+  std::ofstream out(path, std::ios::app);
+  if (!out) return path + ": cannot be written (" + std::strerror(errno) + ")";
+  out.close();
+  if (!existed) ::unlink(path.c_str());
+  return {};
+}
+
+std::string write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc | std::ios::binary);
+  if (!out) return path + ": cannot be written (" + std::strerror(errno) + ")";
+  out << text;
+  out.close();
+  if (!out) return path + ": write failed";
+  return {};
+}
+
+}  // namespace conform_driver

@@ -1,0 +1,45 @@
+// The JSON report and JUnit XML of a run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace conform_driver {
+
+struct ReportContext {
+  std::string mode;  // "quick" or "full"
+  std::vector<std::string> groups;
+  std::vector<std::string> command;
+  std::string known_failures_file;
+  bool fail_on_unexpected_pass = false;
+};
+
+// Counts of outcomes.
+struct Counts {
+  size_t total = 0, passed = 0, failed = 0, unsupported = 0, known_failure = 0,
+         unexpected_pass = 0;
+  void add(const std::string& outcome);
+};
+
+Counts count(const RunResult& run);
+// Whether the run failed (failures, or unexpected passes when asked).
+bool run_failed(const RunResult& run, const ReportContext& context);
+
+// The JSON report as text. Every test with its outcome and message, every
+// figure, the platform and a summary.
+std::string json_report(const Platform& platform, const RunResult& run,
+                        const ReportContext& context);
+
+// JUnit XML: one testsuite per group.
+std::string junit_report(const RunResult& run);
+
+// Checks that `path` can be written (creating it if needed, removing it
+// again if it did not exist). Returns an error message or "".
+std::string check_writable(const std::string& path);
+
+// Writes `text` to `path`; returns an error message or "".
+std::string write_file(const std::string& path, const std::string& text);
+
+}  // namespace conform_driver

@@ -1,0 +1,40 @@
+// Runs the suite: lists its tests, then runs each group in a child process
+// and merges the results. A test that kills its process (a signal) or
+// hangs past the time limit is reported failed and the rest of its group
+// runs in a fresh process.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model.hpp"
+
+namespace conform_driver {
+
+struct RunnerOptions {
+  std::string suite_path;
+  std::map<std::string, std::string> env;  // XAL_CONFORM_* for the suite
+  std::string work_dir;                    // temporary files
+  double test_timeout_s = 300;             // one test, then it is killed
+  double group_timeout_s = 7200;           // one group's process
+  bool progress_tty = false;               // rewrite one line in place
+  bool verbose = false;                    // copy the suite's output to stderr
+};
+
+struct TestList {
+  std::vector<std::string> groups;                    // in run order
+  std::map<std::string, std::vector<std::string>> tests;  // group -> names
+  std::string error;                                  // listing failed
+};
+
+// Lists the suite's tests (--gtest_list_tests) in the suite's environment.
+TestList list_tests(const RunnerOptions& options);
+
+// Runs `groups` of `list`. `device_names` maps a device index to a label
+// for the progress line.
+RunResult run_groups(const RunnerOptions& options, const TestList& list,
+                     const std::vector<std::string>& groups,
+                     const std::map<int, std::string>& device_names);
+
+}  // namespace conform_driver

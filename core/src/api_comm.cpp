@@ -1,0 +1,223 @@
+// Communicators (create, destroy, abort, info) and group calls. A comm is
+// one rank of a path: native (one backend's library) or the core's
+// hierarchical path in src/collectives/ for mixed backends.
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/hierarchical.hpp"
+#include "comm.hpp"
+#include "error.hpp"
+#include "runtime.hpp"
+#include "xal_common/strings.hpp"
+
+using namespace xal::core;
+
+namespace {
+
+constexpr uint32_t kDefaultTimeoutMs = 300000;
+thread_local int t_group_depth = 0;
+
+// Work kept by defer_to_group_end on this thread, per key, in order.
+struct Deferred {
+  const void* key;
+  std::vector<std::function<xal_status_t()>> work;
+};
+thread_local std::vector<Deferred> t_deferred;
+
+// Runs every key's kept work on its own thread; the first failure wins.
+xal_status_t run_deferred() {
+  std::vector<Deferred> jobs;
+  jobs.swap(t_deferred);
+  if (jobs.empty()) return XAL_SUCCESS;
+  std::vector<xal_status_t> status(jobs.size(), XAL_SUCCESS);
+  std::vector<std::string> message(jobs.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    threads.emplace_back([&, i] {
+      for (auto& w : jobs[i].work) {
+        const xal_status_t s = w();
+        if (s < 0) {
+          xal_error_info_t e{};
+          e.struct_size = sizeof e;
+          xal_last_error(&e);
+          status[i] = s;
+          message[i] = e.message;
+          return;
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (status[i] < 0) return fail(status[i], cat("a collective queued in the group failed: ", message[i]));
+  return XAL_SUCCESS;
+}
+
+uint32_t timeout_from(const xal_comm_options_t* o) {
+  if (o && o->timeout_ms) return o->timeout_ms;
+  if (auto v = xal::common::env("XAL_COMM_TIMEOUT_MS"))
+    if (auto n = xal::common::parse_uint(*v); n && *n > 0 && *n <= 0xffffffffu)
+      return static_cast<uint32_t>(*n);
+  return kDefaultTimeoutMs;
+}
+
+}  // namespace
+
+namespace xal::core {
+
+bool defer_to_group_end(const void* key, std::function<xal_status_t()> work) {
+  if (t_group_depth == 0) return false;
+  for (Deferred& d : t_deferred)
+    if (d.key == key) {
+      d.work.push_back(std::move(work));
+      return true;
+    }
+  t_deferred.push_back(Deferred{key, {}});
+  t_deferred.back().work.push_back(std::move(work));
+  return true;
+}
+
+}  // namespace xal::core
+
+extern "C" {
+
+// One communicator per device. Thread-safe.
+XAL_API xal_status_t xal_comm_create(const xal_device_t* devs, uint32_t n,
+                                     const xal_comm_options_t* options,
+                                     xal_comm_t* out_comms) {
+  return entry("xal_comm_create", [&] {
+    Runtime* rt = runtime();
+    if (!rt) return not_initialized();
+    if (!devs) return null_argument("devs");
+    if (!out_comms) return null_argument("out_comms");
+    if (n == 0) return fail(XAL_ERROR_INVALID_ARGUMENT, "n is 0 (no devices)");
+    if (options) XAL_CHECK_STRUCT(options, "options");
+    std::vector<DeviceObj*> devices;
+    std::set<DeviceObj*> seen;
+    for (uint32_t i = 0; i < n; ++i) {
+      DeviceObj* d = as_device(devs[i]);
+      if (!d) return bad_handle(devs[i], cat("devs[", i, "]").c_str());
+      if (!seen.insert(d).second)
+        return fail(XAL_ERROR_INVALID_ARGUMENT,
+                    cat("device ", d->index, " is listed twice (devs[", i, "])"));
+      devices.push_back(d);
+    }
+    const uint32_t timeout = timeout_from(options);
+    std::set<Backend*> backends;
+    for (DeviceObj* d : devices) backends.insert(d->backend);
+    std::vector<std::unique_ptr<CommImpl>> impls;
+    // One backend with its own library: the native path. Otherwise (mixed
+    // backends, or a backend without native collectives) the core's path.
+    if (backends.size() == 1 && devices[0]->hdr.table->comm_create) {
+      if (xal_status_t s = create_native_comms(devices, timeout, impls); s)
+        return s;
+    } else if (xal_status_t s = create_hierarchical_comms(devices, timeout, impls); s) {
+      return s;
+    }
+    std::vector<CommObj*> made;
+    try {
+      for (uint32_t i = 0; i < n; ++i) {
+        CommObj* c = make_handle<CommObj>(devices[i]->hdr.table);
+        made.push_back(c);
+        c->device = devices[i];
+        c->rank = i;
+        c->size = n;
+        c->timeout_ms = timeout;
+        c->impl = std::move(impls[i]);
+      }
+      std::lock_guard lock(rt->comms_mu);
+      rt->comms.insert(made.begin(), made.end());
+    } catch (...) {
+      for (CommObj* c : made) destroy_handle(c);
+      throw;
+    }
+    for (uint32_t i = 0; i < n; ++i) out_comms[i] = reinterpret_cast<xal_comm_t>(made[i]);
+    return XAL_SUCCESS;
+  });
+}
+
+XAL_API xal_status_t xal_comm_destroy(xal_comm_t comm) {
+  return entry("xal_comm_destroy", [&] {
+    Runtime* rt = runtime();
+    CommObj* c = as_comm(comm);
+    if (!c || !rt) return bad_handle(comm, "comm");
+    {
+      std::lock_guard lock(rt->comms_mu);
+      if (rt->comms.erase(c) == 0) return bad_handle(comm, "comm");
+    }
+    c->impl.reset();
+    destroy_handle(c);
+    return XAL_SUCCESS;
+  });
+}
+
+XAL_API xal_status_t xal_comm_abort(xal_comm_t comm) {
+  return entry("xal_comm_abort", [&] {
+    CommObj* c = as_comm(comm);
+    if (!c) return bad_handle(comm, "comm");
+    return c->impl->abort();
+  });
+}
+
+XAL_API xal_status_t xal_comm_get_async_error(xal_comm_t comm,
+                                              xal_status_t* out_error) {
+  return entry("xal_comm_get_async_error", [&] {
+    CommObj* c = as_comm(comm);
+    if (!c) return bad_handle(comm, "comm");
+    if (!out_error) return null_argument("out_error");
+    return c->impl->async_error(out_error);
+  });
+}
+
+XAL_API xal_status_t xal_comm_get_info(xal_comm_t comm,
+                                       xal_comm_info_t* out_info) {
+  return entry("xal_comm_get_info", [&] {
+    CommObj* c = as_comm(comm);
+    if (!c) return bad_handle(comm, "comm");
+    XAL_CHECK_STRUCT(out_info, "out_info");
+    out_info->rank = c->rank;
+    out_info->size = c->size;
+    out_info->device = c->device;
+    out_info->path = c->impl->path();
+    out_info->timeout_ms = c->timeout_ms;
+    xal::common::copy_string(out_info->description, c->impl->description());
+    return XAL_SUCCESS;
+  });
+}
+
+// Per thread; forwarded to every loaded backend with group entries.
+XAL_API xal_status_t xal_group_start(void) {
+  return entry("xal_group_start", [&] {
+    Runtime* rt = runtime();
+    if (!rt) return not_initialized();
+    for (auto& b : rt->backends)
+      if (b->loaded() && b->table->group_start) {
+        const xal_status_t s = b->table->group_start(b->instance);
+        if (s != XAL_SUCCESS) return fail_backend(b.get(), nullptr, s);
+      }
+    ++t_group_depth;
+    return XAL_SUCCESS;
+  });
+}
+
+XAL_API xal_status_t xal_group_end(void) {
+  return entry("xal_group_end", [&] {
+    Runtime* rt = runtime();
+    if (!rt) return not_initialized();
+    if (t_group_depth == 0)
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  "xal_group_end without a matching xal_group_start");
+    --t_group_depth;
+    xal_status_t first = t_group_depth == 0 ? run_deferred() : XAL_SUCCESS;
+    for (auto& b : rt->backends)
+      if (b->loaded() && b->table->group_end) {
+        const xal_status_t s = b->table->group_end(b->instance);
+        if (s != XAL_SUCCESS && first == XAL_SUCCESS)
+          first = fail_backend(b.get(), nullptr, s);
+      }
+    return first;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,108 @@
+// Copies and memset, checked against the allocation registry.
+#include "error.hpp"
+#include "peer_copy.hpp"
+#include "runtime.hpp"
+
+using namespace xal::core;
+
+namespace {
+
+inline xal_status_t done(StreamObj* s, xal_status_t st) {
+  return st == XAL_SUCCESS ? st : fail_backend(s->device->backend, s->device, st);
+}
+
+}  // namespace
+
+extern "C" {
+
+// Host to device, ordered on `stream`. Thread-safe.
+XAL_API xal_status_t xal_memcpy_htod(xal_stream_t stream, xal_devptr_t dst,
+                                     const void* src, size_t bytes) {
+  return entry("xal_memcpy_htod", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    if (bytes == 0) return XAL_SUCCESS;
+    if (!src) return fail(s->device, XAL_ERROR_INVALID_ARGUMENT, "src is NULL");
+    const Runtime* rt = runtime();
+    if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
+    s->device->state->counters.bytes_htod.fetch_add(bytes, std::memory_order_relaxed);
+    return done(s, s->hdr.table->memcpy_htod(s->native, dst, src, bytes));
+  });
+}
+
+// Device to host, ordered on `stream`. Thread-safe.
+XAL_API xal_status_t xal_memcpy_dtoh(xal_stream_t stream, void* dst,
+                                     xal_devptr_t src, size_t bytes) {
+  return entry("xal_memcpy_dtoh", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    if (bytes == 0) return XAL_SUCCESS;
+    if (!dst) return fail(s->device, XAL_ERROR_INVALID_ARGUMENT, "dst is NULL");
+    const Runtime* rt = runtime();
+    if (xal_status_t r = check_range(rt, s->device, src, bytes, "src"); r) return r;
+    s->device->state->counters.bytes_dtoh.fetch_add(bytes, std::memory_order_relaxed);
+    return done(s, s->hdr.table->memcpy_dtoh(s->native, dst, src, bytes));
+  });
+}
+
+// Device to device on the stream's device. Thread-safe.
+XAL_API xal_status_t xal_memcpy_dtod(xal_stream_t stream, xal_devptr_t dst,
+                                     xal_devptr_t src, size_t bytes) {
+  return entry("xal_memcpy_dtod", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    if (bytes == 0) return XAL_SUCCESS;
+    const Runtime* rt = runtime();
+    if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
+    if (xal_status_t r = check_range(rt, s->device, src, bytes, "src"); r) return r;
+    s->device->state->counters.bytes_dtod.fetch_add(bytes, std::memory_order_relaxed);
+    return done(s, s->hdr.table->memcpy_dtod(s->native, dst, src, bytes));
+  });
+}
+
+// Sets bytes on the stream's device. Thread-safe.
+XAL_API xal_status_t xal_memset(xal_stream_t stream, xal_devptr_t dst,
+                                uint8_t value, size_t bytes) {
+  return entry("xal_memset", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    if (bytes == 0) return XAL_SUCCESS;
+    const Runtime* rt = runtime();
+    if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
+    return done(s, s->hdr.table->memset(s->native, dst, value, bytes));
+  });
+}
+
+// Between any two devices. Thread-safe.
+XAL_API xal_status_t xal_memcpy_peer(xal_stream_t stream,
+                                     xal_device_t dst_device, xal_devptr_t dst,
+                                     xal_device_t src_device, xal_devptr_t src,
+                                     size_t bytes) {
+  return entry("xal_memcpy_peer", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    DeviceObj* dd = as_device(dst_device);
+    if (!dd) return bad_handle(dst_device, "dst_device");
+    DeviceObj* sd = as_device(src_device);
+    if (!sd) return bad_handle(src_device, "src_device");
+    if (s->device != dd && s->device != sd)
+      return fail(s->device, XAL_ERROR_INVALID_ARGUMENT,
+                  cat("stream of device ", s->device->index,
+                      " belongs to neither device ", sd->index, " nor ",
+                      dd->index));
+    if (bytes == 0) return XAL_SUCCESS;
+    const Runtime* rt = runtime();
+    if (xal_status_t r = check_range(rt, dd, dst, bytes, "dst"); r) return r;
+    if (xal_status_t r = check_range(rt, sd, src, bytes, "src"); r) return r;
+    sd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
+    if (dd != sd) dd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
+    if (dd == sd)
+      return done(s, s->hdr.table->memcpy_dtod(s->native, dst, src, bytes));
+    if (dd->backend == sd->backend && s->hdr.table->memcpy_peer)
+      return done(s, s->hdr.table->memcpy_peer(s->native, dd->native, dst,
+                                               sd->native, src, bytes));
+    return staged_peer_copy(s, dd, dst, sd, src, bytes);
+  });
+}
+
+}  // extern "C"

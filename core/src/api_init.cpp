@@ -1,0 +1,192 @@
+// xal_init, xal_shutdown, xal_abi_version, backend listing.
+#include <mutex>
+
+#include "error.hpp"
+#include "host_memory.hpp"
+#include "loader.hpp"
+#include "peer_copy.hpp"
+#include "quota.hpp"
+#include "runtime.hpp"
+#include "selector.hpp"
+#include "teardown.hpp"
+#include "xal_common/strings.hpp"
+
+using namespace xal::core;
+using xal::common::copy_string;
+using xal::common::env;
+
+namespace {
+
+std::mutex g_init_mu;
+
+std::string option_or_env(const xal_init_options_t* o,
+                          const char* xal_init_options_t::*field,
+                          const char* var) {
+  if (o && o->*field) return o->*field;
+  return env(var).value_or("");
+}
+
+bool validation_enabled(const xal_init_options_t* o) {
+  if (o && o->validation >= 0)
+    return o->validation != 0;
+  const auto v = env("XAL_VALIDATION");
+  if (!v) return true;
+  const std::string s = xal::common::to_lower(xal::common::trim(*v));
+  return !(s == "0" || s == "off" || s == "false" || s == "no");
+}
+
+// Creates the device handles of a started backend that the selector keeps.
+void add_devices(Runtime& rt, Backend& b, const Selector& sel) {
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < b.device_count; ++i) {
+    const std::string target = plugin_name_of_file(b.argument);
+    if (!sel.selects({b.name, b.short_name, target}, i)) continue;
+    xal_bdevice_t* native = nullptr;
+    const xal_status_t s = b.table->device_get(b.instance, i, &native);
+    if (s != XAL_SUCCESS || !native) {
+      int64_t code = 0;
+      std::string vn, msg;
+      take_pending(s, &code, &vn, &msg);
+      log_message(XAL_LOG_WARNING,
+                  cat("backend ", b.name, ": device_get(", i, ") failed: ",
+                      xal_status_name(s), " ", msg).c_str());
+      continue;
+    }
+    DeviceObj* d = make_handle<DeviceObj>(b.table.get());
+    d->backend = &b;
+    d->native = native;
+    d->index = static_cast<uint32_t>(rt.devices.size());
+    d->backend_index = i;
+    try {
+      d->state = std::make_unique<DeviceState>();
+      rt.devices.push_back(d);
+    } catch (...) {
+      destroy_handle(d);
+      throw;
+    }
+    ++kept;
+  }
+  b.device_count = kept;
+}
+
+xal_status_t do_init(const xal_init_options_t* options) {
+  std::lock_guard lock(g_init_mu);
+  if (runtime())
+    return fail(XAL_ERROR_INVALID_ARGUMENT,
+                "xal is already initialised: call xal_shutdown before "
+                "initialising again");
+  if (options && options->struct_size < sizeof(xal_init_options_t))
+    return bad_struct(options, options->struct_size, sizeof(*options),
+                      "options");
+  const std::string selector_text = option_or_env(
+      options, &xal_init_options_t::device_selector, "XAL_DEVICE_SELECTOR");
+  std::string error;
+  const auto selector = Selector::parse(selector_text, &error);
+  if (!selector)
+    return fail(XAL_ERROR_INVALID_ARGUMENT,
+                cat("malformed device selector '", selector_text, "': ", error));
+  const std::string limit_text = env("XAL_MEMORY_LIMIT").value_or("");
+  const auto limits = parse_memory_limits(limit_text, &error);
+  if (!limits)
+    return fail(XAL_ERROR_INVALID_ARGUMENT,
+                cat("malformed XAL_MEMORY_LIMIT '", limit_text, "': ", error));
+
+  auto rt = std::make_unique<Runtime>();
+  rt->validation = validation_enabled(options);
+  g_building = rt.get();
+  try {
+    rt->search_dirs = search_dirs(option_or_env(
+        options, &xal_init_options_t::backend_path, "XAL_BACKEND_PATH"));
+    const auto& dirs = rt->search_dirs;
+    const auto requests = plan_backends(
+        option_or_env(options, &xal_init_options_t::backends, "XAL_BACKENDS"),
+        dirs);
+    for (const auto& req : requests) {
+      auto b = std::make_unique<Backend>();
+      b->argument = req.argument;
+      Backend& ref = *b;
+      rt->backends.push_back(std::move(b));
+      if (!open_plugin(req.plugin, dirs, ref) || !start_backend(ref)) {
+        close_backend(ref);
+        ref.table.reset();
+        log_message(XAL_LOG_INFO,
+                    cat("backend ", ref.name, " not loaded: ", ref.reason).c_str());
+        continue;
+      }
+      add_devices(*rt, ref, *selector);
+    }
+    apply_memory_limits(*rt, *limits);
+    rt->host = std::make_unique<HostMemory>(*rt);
+    rt->peer = std::make_unique<PeerEngine>(*rt);
+  } catch (...) {
+    g_building = nullptr;
+    destroy_runtime(rt.release());
+    throw;
+  }
+  g_building = nullptr;
+  g_runtime.store(rt.release(), std::memory_order_release);
+  return XAL_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+// Loads backends and enumerates devices. Serialised against itself.
+XAL_API xal_status_t xal_init(const xal_init_options_t* options) {
+  return entry("xal_init", [&] { return do_init(options); });
+}
+
+// Releases everything; handles become invalid. Serialised against xal_init.
+XAL_API xal_status_t xal_shutdown(void) {
+  return entry("xal_shutdown", [&] {
+    std::lock_guard lock(g_init_mu);
+    Runtime* rt = runtime();
+    if (!rt) return not_initialized();
+    destroy_runtime(rt);
+    g_runtime.store(nullptr, std::memory_order_release);
+    return XAL_SUCCESS;
+  });
+}
+
+// Never fails; no state.
+XAL_API uint32_t xal_abi_version(void) { return XAL_ABI_VERSION; }
+
+// Number of backends considered. Thread-safe.
+XAL_API xal_status_t xal_backend_count(uint32_t* out_count) {
+  return entry("xal_backend_count", [&] {
+    Runtime* rt = runtime();
+    if (!rt) return not_initialized();
+    if (!out_count) return null_argument("out_count");
+    *out_count = static_cast<uint32_t>(rt->backends.size());
+    return XAL_SUCCESS;
+  });
+}
+
+// Fills the caller's struct. Thread-safe.
+XAL_API xal_status_t xal_backend_get_info(uint32_t index,
+                                          xal_backend_info_t* out_info) {
+  return entry("xal_backend_get_info", [&] {
+    Runtime* rt = runtime();
+    if (!rt) return not_initialized();
+    XAL_CHECK_STRUCT(out_info, "out_info");
+    if (index >= rt->backends.size())
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  cat("backend index ", index, " is past the end (",
+                      rt->backends.size(), " backends)"));
+    const Backend& b = *rt->backends[index];
+    copy_string(out_info->name, b.name);
+    copy_string(out_info->version, b.version);
+    copy_string(out_info->path, b.path);
+    out_info->state = b.state;
+    out_info->status = b.status;
+    copy_string(out_info->reason, b.reason);
+    out_info->abi_version = b.abi_version;
+    out_info->device_count = b.loaded() ? b.device_count : 0;
+    out_info->flags = b.flags;
+    copy_string(out_info->driver_version, b.driver_version);
+    return XAL_SUCCESS;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,73 @@
+// Streams.
+#include "error.hpp"
+#include "runtime.hpp"
+
+using namespace xal::core;
+
+extern "C" {
+
+// Creates a stream owned by the caller. Thread-safe.
+XAL_API xal_status_t xal_stream_create(xal_device_t device, uint32_t flags,
+                                       xal_stream_t* out_stream) {
+  return entry("xal_stream_create", [&] {
+    DeviceObj* d = as_device(device);
+    if (!d) return bad_handle(device, "device");
+    if (!out_stream) return null_argument("out_stream");
+    if (flags & ~XAL_STREAM_NON_BLOCKING)
+      return fail(d, XAL_ERROR_INVALID_ARGUMENT,
+                  cat("unknown stream flags ", hex(flags)));
+    xal_bstream_t* native = nullptr;
+    const xal_status_t s = d->hdr.table->stream_create(d->native, flags, &native);
+    if (s != XAL_SUCCESS) return fail_backend(d->backend, d, s);
+    StreamObj* obj = nullptr;
+    try {
+      obj = make_handle<StreamObj>(d->hdr.table);
+      obj->device = d;
+      obj->native = native;
+      std::lock_guard lock(d->state->mu);
+      d->state->streams.insert(obj);
+    } catch (...) {
+      if (obj) destroy_handle(obj);
+      d->hdr.table->stream_destroy(native);
+      throw;
+    }
+    *out_stream = reinterpret_cast<xal_stream_t>(obj);
+    return XAL_SUCCESS;
+  });
+}
+
+// Waits for the stream's work and releases it. Thread-safe.
+XAL_API xal_status_t xal_stream_destroy(xal_stream_t stream) {
+  return entry("xal_stream_destroy", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    DeviceObj* d = s->device;
+    {
+      std::lock_guard lock(d->state->mu);
+      if (d->state->streams.erase(s) == 0) return bad_handle(stream, "stream");
+    }
+    const xal_status_t st = d->hdr.table->stream_destroy(s->native);
+    destroy_handle(s);
+    return st == XAL_SUCCESS ? st : fail_backend(d->backend, d, st);
+  });
+}
+
+XAL_API xal_status_t xal_stream_synchronize(xal_stream_t stream) {
+  return entry("xal_stream_synchronize", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    const xal_status_t st = s->hdr.table->stream_synchronize(s->native);
+    return st == XAL_SUCCESS ? st : fail_backend(s->device->backend, s->device, st);
+  });
+}
+
+XAL_API xal_status_t xal_stream_query(xal_stream_t stream) {
+  return entry("xal_stream_query", [&] {
+    StreamObj* s = as_stream(stream);
+    if (!s) return bad_handle(stream, "stream");
+    const xal_status_t st = s->hdr.table->stream_query(s->native);
+    return st >= 0 ? st : fail_backend(s->device->backend, s->device, st);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,63 @@
+// Communicator implementations behind xal_comm_t. api_comm.cpp checks the
+// arguments and dispatches to a CommImpl; each path (native: one backend's
+// library; hierarchical: mixed backends, in core/src/collectives/) builds
+// one CommImpl per rank.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime.hpp"
+
+namespace xal::core {
+
+// One rank's communicator. Buffers and stream are already checked.
+class CommImpl {
+ public:
+  virtual ~CommImpl() = default;
+  virtual uint32_t path() const = 0;  // xal_comm_path_t
+  virtual std::string description() const = 0;
+  virtual void* native() = 0;  // backend object for xal_handle_get_native
+  virtual xal_status_t abort() = 0;
+  virtual xal_status_t async_error(xal_status_t* out) = 0;
+  virtual xal_status_t allreduce(xal_devptr_t send, xal_devptr_t recv,
+                                 size_t count, xal_dtype_t dtype, xal_op_t op,
+                                 StreamObj* stream) = 0;
+  virtual xal_status_t broadcast(xal_devptr_t send, xal_devptr_t recv,
+                                 size_t count, xal_dtype_t dtype, uint32_t root,
+                                 StreamObj* stream) = 0;
+  virtual xal_status_t reduce(xal_devptr_t send, xal_devptr_t recv,
+                              size_t count, xal_dtype_t dtype, xal_op_t op,
+                              uint32_t root, StreamObj* stream) = 0;
+  virtual xal_status_t allgather(xal_devptr_t send, xal_devptr_t recv,
+                                 size_t send_count, xal_dtype_t dtype,
+                                 StreamObj* stream) = 0;
+  virtual xal_status_t reduce_scatter(xal_devptr_t send, xal_devptr_t recv,
+                                      size_t recv_count, xal_dtype_t dtype,
+                                      xal_op_t op, StreamObj* stream) = 0;
+  virtual xal_status_t alltoall(xal_devptr_t send, xal_devptr_t recv,
+                                size_t count, xal_dtype_t dtype,
+                                StreamObj* stream) = 0;
+};
+
+// The native path: every device of one backend that has comm_create.
+// Fills `out` with one impl per device, or returns an error (detail set).
+xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
+                                 uint32_t timeout_ms,
+                                 std::vector<std::unique_ptr<CommImpl>>& out);
+
+// Group calls (api_comm.cpp). Inside xal_group_start/end on the calling
+// thread, keeps `work` for xal_group_end, which runs the kept work of each
+// `key` (a rank) in order on a thread of its own, all keys concurrently: a
+// backend that runs a collective's host step on the calling thread then
+// does not block the ranks issued after it. Returns false outside a group:
+// the caller runs `work` itself.
+bool defer_to_group_end(const void* key, std::function<xal_status_t()> work);
+
+// Bytes of one element of `dtype`.
+size_t dtype_size(xal_dtype_t dtype);
+
+}  // namespace xal::core

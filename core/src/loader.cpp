@@ -1,0 +1,230 @@
+// Plugin loader: opening a plugin, checking its table, starting it.
+#include "loader.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "error.hpp"
+#include "runtime.hpp"
+#include "xal/xal_backend.h"
+#include "xal_common/strings.hpp"
+
+namespace xal::core {
+
+namespace {
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string version_string(uint32_t v) {
+  return cat(XAL_ABI_MAJOR(v), ".", XAL_ABI_MINOR(v));
+}
+
+}  // namespace
+
+bool open_plugin(const std::string& plugin,
+                 const std::vector<std::string>& dirs, Backend& b) {
+  b.state = XAL_BACKEND_STATE_FAILED;
+  b.name = plugin_name_of_file(plugin);
+  b.short_name = b.name;
+  std::string path;
+  if (plugin.find('/') != std::string::npos) {
+    if (plugin[0] != '/') {
+      b.path = plugin;
+      b.status = XAL_ERROR_INVALID_ARGUMENT;
+      b.reason = cat("plugin path '", plugin,
+                     "' is relative; give an absolute path");
+      return false;
+    }
+    path = plugin;
+  } else {
+    const std::string file = "libxal_backend_" + plugin + ".so";
+    for (const auto& d : dirs)
+      if (is_file(d + "/" + file)) {
+        path = d + "/" + file;
+        break;
+      }
+    if (path.empty()) {
+      std::string where;
+      for (const auto& d : dirs) where += (where.empty() ? "" : ", ") + d;
+      b.status = XAL_ERROR_BACKEND_UNAVAILABLE;
+      b.reason = cat(file, " not found in ",
+                     where.empty() ? "(no plugin folder)" : where,
+                     " (set XAL_BACKEND_PATH)");
+      b.state = XAL_BACKEND_STATE_UNAVAILABLE;
+      return false;
+    }
+  }
+  b.path = path;
+  dlerror();
+  // RTLD_NODELETE: a plugin stays mapped after xal_shutdown. Runtimes that a
+  // plugin pulls in (oneTBB, vendor drivers) keep worker threads alive past
+  // their last use; unmapping their code under those threads would crash.
+  void* dl = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!dl) {
+    const char* e = dlerror();
+    b.status = XAL_ERROR_BACKEND_UNAVAILABLE;
+    b.reason = cat("dlopen failed: ", e ? e : "unknown error");
+    return false;
+  }
+  b.dl = dl;
+  dlerror();
+  void* sym = dlsym(dl, XAL_BACKEND_ENTRY_SYMBOL);
+  if (!sym) {
+    b.status = XAL_ERROR_BACKEND_UNAVAILABLE;
+    b.reason = cat("missing symbol ", XAL_BACKEND_ENTRY_SYMBOL, " in ", path);
+    return false;
+  }
+  auto get = reinterpret_cast<xal_backend_get_fn>(sym);
+  clear_pending();
+  const xal_backend_table_t* t = nullptr;
+  try {
+    t = get(XAL_ABI_VERSION);
+  } catch (...) {
+    b.status = XAL_ERROR_INTERNAL;
+    b.reason = cat(XAL_BACKEND_ENTRY_SYMBOL, " threw an exception");
+    return false;
+  }
+  if (!t) {
+    b.status = XAL_ERROR_ABI_MISMATCH;
+    b.reason = cat(XAL_BACKEND_ENTRY_SYMBOL, " returned no table for ABI ",
+                   version_string(XAL_ABI_VERSION));
+    return false;
+  }
+  if (t->struct_size >= offsetof(xal_backend_table_t, version) + sizeof(char*)) {
+    if (t->name && *t->name) b.short_name = b.name = t->name;
+    if (t->version) b.version = t->version;
+  }
+  b.abi_version = (t->abi_major << 16) | (t->abi_minor & 0xffffu);
+  if (t->abi_major != XAL_ABI_VERSION_MAJOR) {
+    b.status = XAL_ERROR_ABI_MISMATCH;
+    b.reason = cat("plugin built for ABI ", t->abi_major, ".", t->abi_minor,
+                   ", libxal is ", version_string(XAL_ABI_VERSION));
+    return false;
+  }
+  if (t->struct_size < XAL_BACKEND_TABLE_MIN_SIZE) {
+    b.status = XAL_ERROR_ABI_MISMATCH;
+    b.reason = cat("plugin table too small: ", t->struct_size,
+                   " bytes, at least ", XAL_BACKEND_TABLE_MIN_SIZE, " needed");
+    return false;
+  }
+  b.table = std::make_unique<xal_backend_table_t>();
+  std::memset(b.table.get(), 0, sizeof(xal_backend_table_t));
+  std::memcpy(b.table.get(), t, std::min(t->struct_size, sizeof(xal_backend_table_t)));
+  b.table->struct_size = sizeof(xal_backend_table_t);
+  const xal_backend_table_t& tb = *b.table;
+  const std::pair<const void*, const char*> required[] = {
+      {reinterpret_cast<const void*>(tb.init), "init"},
+      {reinterpret_cast<const void*>(tb.shutdown), "shutdown"},
+      {reinterpret_cast<const void*>(tb.device_count), "device_count"},
+      {reinterpret_cast<const void*>(tb.device_get), "device_get"},
+      {reinterpret_cast<const void*>(tb.device_get_properties), "device_get_properties"},
+      {reinterpret_cast<const void*>(tb.device_synchronize), "device_synchronize"},
+      {reinterpret_cast<const void*>(tb.mem_alloc), "mem_alloc"},
+      {reinterpret_cast<const void*>(tb.mem_free), "mem_free"},
+      {reinterpret_cast<const void*>(tb.mem_get_info), "mem_get_info"},
+      {reinterpret_cast<const void*>(tb.stream_create), "stream_create"},
+      {reinterpret_cast<const void*>(tb.stream_destroy), "stream_destroy"},
+      {reinterpret_cast<const void*>(tb.stream_synchronize), "stream_synchronize"},
+      {reinterpret_cast<const void*>(tb.stream_query), "stream_query"},
+      {reinterpret_cast<const void*>(tb.memcpy_htod), "memcpy_htod"},
+      {reinterpret_cast<const void*>(tb.memcpy_dtoh), "memcpy_dtoh"},
+      {reinterpret_cast<const void*>(tb.memcpy_dtod), "memcpy_dtod"},
+      {reinterpret_cast<const void*>(tb.memset), "memset"},
+      {reinterpret_cast<const void*>(tb.event_create), "event_create"},
+      {reinterpret_cast<const void*>(tb.event_destroy), "event_destroy"},
+      {reinterpret_cast<const void*>(tb.event_record), "event_record"},
+      {reinterpret_cast<const void*>(tb.stream_wait_event), "stream_wait_event"},
+      {reinterpret_cast<const void*>(tb.event_synchronize), "event_synchronize"},
+      {reinterpret_cast<const void*>(tb.event_query), "event_query"},
+      {reinterpret_cast<const void*>(tb.event_elapsed_ms), "event_elapsed_ms"},
+  };
+  for (const auto& [fn, name] : required) {
+    if (!fn) {
+      b.status = XAL_ERROR_ABI_MISMATCH;
+      b.reason = cat("required table entry ", name, " is NULL");
+      b.table.reset();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool start_backend(Backend& b) {
+  xal_backend_init_args_t args{};
+  args.struct_size = sizeof args;
+  args.services = services();
+  args.argument = b.argument.empty() ? nullptr : b.argument.c_str();
+  clear_pending();
+  xal_backend_t* inst = nullptr;
+  xal_status_t s;
+  try {
+    s = b.table->init(&args, &inst);
+  } catch (...) {
+    b.status = XAL_ERROR_INTERNAL;
+    b.state = XAL_BACKEND_STATE_FAILED;
+    b.reason = "init threw an exception (plugins must not throw)";
+    return false;
+  }
+  if (s != XAL_SUCCESS || !inst) {
+    const xal_status_t st = s != XAL_SUCCESS ? s : XAL_ERROR_INTERNAL;
+    int64_t code = 0;
+    std::string vname, msg;
+    if (!take_pending(st, &code, &vname, &msg))
+      msg = s != XAL_SUCCESS ? "init failed" : "init returned no instance";
+    b.status = st;
+    b.state = st == XAL_ERROR_BACKEND_UNAVAILABLE
+                  ? XAL_BACKEND_STATE_UNAVAILABLE
+                  : XAL_BACKEND_STATE_FAILED;
+    b.reason = cat("init returned ", xal_status_name(st), ": ", msg);
+    if (code != 0 || !vname.empty())
+      b.reason += cat(" (vendor code ", code, vname.empty() ? "" : " ", vname, ")");
+    return false;
+  }
+  b.instance = inst;
+  if (b.table->describe) {
+    xal_backend_describe_t d{};
+    d.struct_size = sizeof d;
+    if (b.table->describe(inst, &d) == XAL_SUCCESS) {
+      d.name[sizeof d.name - 1] = 0;
+      d.driver_version[sizeof d.driver_version - 1] = 0;
+      if (d.name[0]) b.name = d.name;
+      b.driver_version = d.driver_version;
+      b.flags = d.flags;
+    }
+  }
+  if (!b.argument.empty() && b.name == b.short_name)
+    b.name = cat(b.short_name, "(", plugin_name_of_file(b.argument), ")");
+  uint32_t count = 0;
+  const xal_status_t cs = b.table->device_count(inst, &count);
+  if (cs != XAL_SUCCESS) {
+    int64_t code = 0;
+    std::string vname, msg;
+    take_pending(cs, &code, &vname, &msg);
+    b.status = cs;
+    b.state = XAL_BACKEND_STATE_FAILED;
+    b.reason = cat("device_count returned ", xal_status_name(cs), ": ", msg);
+    b.table->shutdown(inst);
+    b.instance = nullptr;
+    return false;
+  }
+  b.device_count = count;
+  b.state = XAL_BACKEND_STATE_LOADED;
+  b.status = XAL_SUCCESS;
+  b.reason.clear();
+  return true;
+}
+
+void close_backend(Backend& b) noexcept {
+  if (b.instance && b.table) b.table->shutdown(b.instance);
+  b.instance = nullptr;
+  if (b.dl) dlclose(b.dl);
+  b.dl = nullptr;
+}
+
+}  // namespace xal::core

@@ -1,0 +1,67 @@
+// xal_device_get_metrics: backend sensors merged with the core's counters.
+#include <cstring>
+
+#include "error.hpp"
+#include "runtime.hpp"
+
+using namespace xal::core;
+
+extern "C" {
+
+// Fills the caller's struct. Thread-safe.
+XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
+                                            xal_device_metrics_t* out_metrics) {
+  return entry("xal_device_get_metrics", [&] {
+    DeviceObj* d = as_device(device);
+    if (!d) return bad_handle(device, "device");
+    XAL_CHECK_STRUCT(out_metrics, "out_metrics");
+    const xal_backend_table_t* t = d->hdr.table;
+    xal_device_metrics_t m{};
+    m.struct_size = sizeof m;
+    if (t->device_get_metrics) {
+      const xal_status_t s = t->device_get_metrics(d->native, &m);
+      if (s != XAL_SUCCESS) return fail_backend(d->backend, d, s);
+      m.valid &= ~XAL_METRIC_XAL_COUNTERS;
+    }
+    DeviceState& st = *d->state;
+    const Counters& c = st.counters;
+    uint64_t free_b = 0, total_b = 0;
+    if (t->mem_get_info(d->native, &free_b, &total_b) == XAL_SUCCESS) {
+      if (!(m.valid & XAL_METRIC_MEMORY_TOTAL)) m.memory_total_bytes = total_b;
+      if (!(m.valid & XAL_METRIC_MEMORY_USED))
+        m.memory_used_bytes = total_b >= free_b ? total_b - free_b : 0;
+      m.valid |= XAL_METRIC_MEMORY_TOTAL | XAL_METRIC_MEMORY_USED;
+    } else {
+      clear_pending();
+    }
+    m.memory_limit_bytes = st.limit.load();
+    m.valid |= XAL_METRIC_MEMORY_LIMIT;
+    if (!(m.valid & XAL_METRIC_HEALTH)) {
+      m.health = XAL_HEALTH_OK;
+      if (t->device_get_health) {
+        xal_device_health_t h{};
+        h.struct_size = sizeof h;
+        if (t->device_get_health(d->native, &h) == XAL_SUCCESS) m.health = h.state;
+        else clear_pending();
+      }
+      m.valid |= XAL_METRIC_HEALTH;
+    }
+    m.xal_bytes_htod = c.bytes_htod.load();
+    m.xal_bytes_dtoh = c.bytes_dtoh.load();
+    m.xal_bytes_dtod = c.bytes_dtod.load();
+    m.xal_bytes_peer = c.bytes_peer.load();
+    m.xal_collective_calls = c.collective_calls.load();
+    m.xal_collective_bytes = c.collective_bytes.load();
+    m.xal_alloc_bytes_current = c.alloc_bytes_current.load();
+    m.xal_alloc_bytes_peak = c.alloc_bytes_peak.load();
+    m.xal_alloc_count_current = c.alloc_count_current.load();
+    for (int i = 0; i < XAL_STATUS_COUNT; ++i) m.xal_errors[i] = c.errors[i].load();
+    m.valid |= XAL_METRIC_XAL_COUNTERS;
+    const size_t keep = out_metrics->struct_size;
+    std::memcpy(out_metrics, &m, sizeof m);
+    out_metrics->struct_size = keep;
+    return XAL_SUCCESS;
+  });
+}
+
+}  // extern "C"

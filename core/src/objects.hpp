@@ -1,0 +1,145 @@
+// The objects behind the public handles, and the loaded-backend record.
+// Each handle object begins with a HandleHeader (the backend's table first).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "handles.hpp"
+#include "registry.hpp"
+#include "xal/xal.h"
+#include "xal/xal_backend.h"
+
+namespace xal::core {
+
+class CommImpl;
+
+// One backend considered by xal_init (loaded or not).
+struct Backend {
+  std::string name;      // display name ("fault(mock)")
+  std::string short_name;// table name ("fault")
+  std::string argument;  // init argument ("mock" for fault:mock)
+  std::string version, path, reason, driver_version;
+  uint32_t state = XAL_BACKEND_STATE_FAILED;
+  xal_status_t status = XAL_ERROR_INTERNAL;
+  uint32_t abi_version = 0;
+  uint32_t flags = 0;
+  uint32_t device_count = 0;
+  void* dl = nullptr;  // dlopen handle, closed at shutdown
+  // The plugin's table copied into a full-size, zero-filled table, so that
+  // entries past the plugin's struct_size read as NULL.
+  std::unique_ptr<xal_backend_table_t> table;
+  xal_backend_t* instance = nullptr;
+
+  bool loaded() const { return state == XAL_BACKEND_STATE_LOADED; }
+};
+
+struct Counters {
+  std::atomic<uint64_t> bytes_htod{0}, bytes_dtoh{0}, bytes_dtod{0},
+      bytes_peer{0}, collective_calls{0}, collective_bytes{0},
+      alloc_bytes_current{0}, alloc_bytes_peak{0}, alloc_count_current{0};
+  std::atomic<uint64_t> errors[XAL_STATUS_COUNT] = {};
+};
+
+struct StreamObj;
+struct EventObj;
+struct ModuleObj;
+
+// Per-device state the core keeps (registry, quota, counters, children).
+struct DeviceState {
+  Registry registry;
+  std::atomic<uint64_t> limit{0};     // quota in bytes, 0: none
+  std::atomic<uint64_t> reserved{0};  // bytes allocated through xal
+  Counters counters;
+  std::mutex mu;  // guards the sets below and staging_stream
+  std::unordered_set<StreamObj*> streams;
+  std::unordered_set<EventObj*> events;
+  std::unordered_set<ModuleObj*> modules;
+  xal_bstream_t* staging_stream = nullptr;  // core-owned, for peer staging
+};
+
+}  // namespace xal::core
+
+struct xal_device_s {
+  static constexpr xal::core::Kind kKind = xal::core::Kind::kDevice;
+  xal::core::HandleHeader hdr;
+  xal::core::Backend* backend = nullptr;
+  xal_bdevice_t* native = nullptr;
+  uint32_t index = 0;          // global
+  uint32_t backend_index = 0;  // within its backend
+  std::unique_ptr<xal::core::DeviceState> state;
+};
+
+namespace xal::core {
+
+using DeviceObj = ::xal_device_s;
+
+struct StreamObj {
+  static constexpr Kind kKind = Kind::kStream;
+  HandleHeader hdr;
+  DeviceObj* device = nullptr;
+  xal_bstream_t* native = nullptr;
+};
+
+struct EventObj {
+  static constexpr Kind kKind = Kind::kEvent;
+  HandleHeader hdr;
+  DeviceObj* device = nullptr;
+  xal_bevent_t* native = nullptr;
+};
+
+struct KernelObj;
+
+struct ModuleObj {
+  static constexpr Kind kKind = Kind::kModule;
+  HandleHeader hdr;
+  DeviceObj* device = nullptr;
+  xal_bmodule_t* native = nullptr;
+  std::mutex mu;
+  std::vector<KernelObj*> kernels;  // live as long as the module
+};
+
+struct KernelObj {
+  static constexpr Kind kKind = Kind::kKernel;
+  HandleHeader hdr;
+  ModuleObj* module = nullptr;
+  xal_bkernel_t* native = nullptr;
+  std::string name;
+};
+
+struct CommObj {
+  static constexpr Kind kKind = Kind::kComm;
+  HandleHeader hdr;
+  DeviceObj* device = nullptr;
+  uint32_t rank = 0;
+  uint32_t size = 0;
+  uint32_t timeout_ms = 0;
+  std::unique_ptr<CommImpl> impl;
+};
+
+// Casts for the public handle types.
+inline DeviceObj* as_device(xal_device_t h) noexcept {
+  return handle_cast<DeviceObj>(h);
+}
+inline StreamObj* as_stream(xal_stream_t h) noexcept {
+  return handle_cast<StreamObj>(h);
+}
+inline EventObj* as_event(xal_event_t h) noexcept {
+  return handle_cast<EventObj>(h);
+}
+inline ModuleObj* as_module(xal_module_t h) noexcept {
+  return handle_cast<ModuleObj>(h);
+}
+inline KernelObj* as_kernel(xal_kernel_t h) noexcept {
+  return handle_cast<KernelObj>(h);
+}
+inline CommObj* as_comm(xal_comm_t h) noexcept {
+  return handle_cast<CommObj>(h);
+}
+
+}  // namespace xal::core

@@ -1,0 +1,89 @@
+// The process-wide state between xal_init and xal_shutdown, and the checks
+// every entry point starts with.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "error.hpp"
+#include "objects.hpp"
+
+namespace xal::core {
+
+class HostMemory;
+class PeerEngine;
+
+struct Runtime {
+  Runtime();
+  ~Runtime();
+
+  std::vector<std::unique_ptr<Backend>> backends;  // considered, in order
+  std::vector<DeviceObj*> devices;                 // global index order
+  bool validation = true;
+  std::vector<std::string> search_dirs;  // plugin folders, in order
+
+  std::mutex comms_mu;
+  std::unordered_set<CommObj*> comms;
+
+  // Plugins a wrapper loaded through services->load_backend.
+  std::mutex extra_mu;
+  std::vector<std::unique_ptr<Backend>> extra;
+
+  std::mutex config_mu;
+  std::map<std::string, std::string> config;  // get_config cache
+
+  std::unique_ptr<HostMemory> host;
+  std::unique_ptr<PeerEngine> peer;
+};
+
+// The runtime, or nullptr before xal_init / after xal_shutdown.
+extern std::atomic<Runtime*> g_runtime;
+
+inline Runtime* runtime() noexcept {
+  return g_runtime.load(std::memory_order_acquire);
+}
+
+// The runtime xal_init is building (services may be called during init).
+extern Runtime* g_building;
+
+// Writes a log line under "core" (XAL_LOG_LEVEL).
+void log_message(int level, const char* message);
+
+// NOT_INITIALIZED with its message.
+xal_status_t not_initialized();
+
+// The status and message for a handle that failed its check: NOT_INITIALIZED
+// when xal is not initialised, else INVALID_HANDLE naming the parameter.
+xal_status_t bad_handle(const void* handle, const char* what);
+
+// INVALID_ARGUMENT "<what> is NULL".
+xal_status_t null_argument(const char* what);
+
+// Checks an ABI struct's struct_size against the 1.0 size.
+template <class T>
+inline bool struct_ok(const T* p) noexcept {
+  return p && p->struct_size >= sizeof(T);
+}
+xal_status_t bad_struct(const void* p, size_t struct_size, size_t needed,
+                        const char* what);
+
+#define XAL_CHECK_STRUCT(p, name)                                       \
+  do {                                                                  \
+    if (!struct_ok(p))                                                  \
+      return bad_struct(p, (p) ? (p)->struct_size : 0, sizeof(*(p)),    \
+                        name);                                          \
+  } while (0)
+
+// The services table plugins receive.
+const xal_backend_services_t* services();
+
+// Checks a device range against the registry (with validation on).
+// Returns XAL_SUCCESS or OUT_OF_BOUNDS with a message naming `what`.
+xal_status_t check_range(const Runtime* rt, DeviceObj* device, uint64_t ptr,
+                         uint64_t bytes, const char* what);
+
+}  // namespace xal::core

@@ -1,0 +1,83 @@
+// Teardown of devices and of the runtime.
+#include "teardown.hpp"
+
+#include "comm.hpp"
+#include "host_memory.hpp"
+#include "loader.hpp"
+#include "peer_copy.hpp"
+
+namespace xal::core {
+
+void release_device_objects(DeviceObj* device) noexcept {
+  try {
+    DeviceState& st = *device->state;
+    const xal_backend_table_t* t = device->hdr.table;
+    std::unordered_set<StreamObj*> streams;
+    std::unordered_set<EventObj*> events;
+    std::unordered_set<ModuleObj*> modules;
+    xal_bstream_t* staging = nullptr;
+    {
+      std::lock_guard lock(st.mu);
+      streams.swap(st.streams);
+      events.swap(st.events);
+      modules.swap(st.modules);
+      staging = st.staging_stream;
+      st.staging_stream = nullptr;
+    }
+    for (ModuleObj* m : modules) {
+      for (KernelObj* k : m->kernels) destroy_handle(k);
+      if (t->module_unload) t->module_unload(m->native);
+      destroy_handle(m);
+    }
+    for (EventObj* e : events) {
+      t->event_destroy(e->native);
+      destroy_handle(e);
+    }
+    for (StreamObj* s : streams) {
+      t->stream_destroy(s->native);
+      destroy_handle(s);
+    }
+    if (staging) t->stream_destroy(staging);
+    for (const auto& r : st.registry.snapshot())
+      t->mem_free(device->native, r.base);
+    st.registry.clear();
+    st.reserved.store(0);
+    st.counters.alloc_bytes_current.store(0);
+    st.counters.alloc_count_current.store(0);
+  } catch (...) {
+  }
+  clear_pending();
+}
+
+void destroy_runtime(Runtime* rt) noexcept {
+  if (!rt) return;
+  std::unique_ptr<Runtime> owner(rt);
+  try {
+    if (rt->peer) rt->peer->drain();
+    {
+      std::unordered_set<CommObj*> comms;
+      {
+        std::lock_guard lock(rt->comms_mu);
+        comms.swap(rt->comms);
+      }
+      for (CommObj* c : comms) {
+        c->impl.reset();
+        destroy_handle(c);
+      }
+    }
+    for (DeviceObj* d : rt->devices) release_device_objects(d);
+    if (rt->host) rt->host->release_all();
+    rt->peer.reset();
+    rt->host.reset();
+    for (DeviceObj* d : rt->devices) destroy_handle(d);
+    rt->devices.clear();
+    // Wrappers first (they shut down what they wrap), then the rest.
+    for (auto it = rt->backends.rbegin(); it != rt->backends.rend(); ++it)
+      close_backend(**it);
+    for (auto& b : rt->extra) close_backend(*b);
+  } catch (...) {
+  }
+  clear_pending();
+}
+
+}  // namespace xal::core

@@ -1,0 +1,180 @@
+// The core's collective path: communicators across backends (testdev and
+// testdev2, host-addressable with host functions), and over a backend with
+// neither host functions nor host-addressable memory ("minimal": staged,
+// run on the calling threads).
+#include <thread>
+#include <vector>
+
+#include "test_util.hpp"
+
+using namespace xal_test;
+
+namespace {
+
+struct Ranks {
+  std::vector<xal_device_t> dev;
+  std::vector<xal_stream_t> stream;
+  std::vector<xal_comm_t> comm;
+  std::vector<xal_devptr_t> send, recv;
+
+  void open(const std::vector<uint32_t>& indices, size_t bytes, uint32_t timeout_ms = 0) {
+    for (uint32_t i : indices) {
+      xal_device_t d;
+      ASSERT_XAL_OK(xal_device_get(i, &d));
+      dev.push_back(d);
+      xal_stream_t s;
+      ASSERT_XAL_OK(xal_stream_create(d, 0, &s));
+      stream.push_back(s);
+      xal_devptr_t a, b;
+      ASSERT_XAL_OK(xal_mem_alloc(d, bytes, &a));
+      ASSERT_XAL_OK(xal_mem_alloc(d, bytes, &b));
+      send.push_back(a);
+      recv.push_back(b);
+    }
+    comm.resize(dev.size());
+    xal_comm_options_t o{};
+    o.struct_size = sizeof o;
+    o.timeout_ms = timeout_ms;
+    ASSERT_XAL_OK(xal_comm_create(dev.data(), static_cast<uint32_t>(dev.size()), &o, comm.data()));
+  }
+  void put(size_t r, const std::vector<int32_t>& v) {
+    ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size() * 4));
+    ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+  }
+  std::vector<int32_t> get(size_t r, size_t n) {
+    std::vector<int32_t> v(n);
+    EXPECT_EQ(xal_memcpy_dtoh(stream[r], v.data(), recv[r], n * 4), XAL_SUCCESS);
+    EXPECT_EQ(xal_stream_synchronize(stream[r]), XAL_SUCCESS);
+    return v;
+  }
+  xal_status_t async_error(size_t r) {
+    xal_status_t e = XAL_SUCCESS;
+    EXPECT_EQ(xal_comm_get_async_error(comm[r], &e), XAL_SUCCESS);
+    return e;
+  }
+};
+
+class Hierarchical : public ::testing::Test {
+ protected:
+  void TearDown() override { EXPECT_EQ(xal_shutdown(), XAL_SUCCESS); }
+};
+
+}  // namespace
+
+// testdev: devices 0-1; testdev2: devices 2-3.
+TEST_F(Hierarchical, AllreduceAndAlltoallAcrossBackends) {
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  constexpr size_t n = 1000;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2, 3}, n * 4 * 3));
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_XAL_OK(xal_comm_get_info(k.comm[1], &info));
+  EXPECT_EQ(info.path, static_cast<uint32_t>(XAL_COMM_PATH_HIERARCHICAL));
+  EXPECT_EQ(info.rank, 1u);
+  EXPECT_EQ(info.size, 3u);
+  EXPECT_NE(std::string(info.description).find("testdev2"), std::string::npos) << info.description;
+  for (size_t r = 0; r < 3; ++r) {
+    std::vector<int32_t> v(n * 3);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(r * 10000 + i);
+    k.put(r, v);
+  }
+  ASSERT_XAL_OK(xal_group_start());
+  for (size_t r = 0; r < 3; ++r)
+    ASSERT_XAL_OK(xal_allreduce(k.comm[r], k.send[r], k.recv[r], n, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[r]));
+  ASSERT_XAL_OK(xal_group_end());
+  for (size_t r = 0; r < 3; ++r) {
+    const auto got = k.get(r, n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], static_cast<int32_t>(30000 + 3 * i)) << r << " " << i;
+    EXPECT_EQ(k.async_error(r), XAL_SUCCESS);
+  }
+  ASSERT_XAL_OK(xal_group_start());
+  for (size_t r = 0; r < 3; ++r)
+    ASSERT_XAL_OK(xal_alltoall(k.comm[r], k.send[r], k.recv[r], n, XAL_DTYPE_I32, k.stream[r]));
+  ASSERT_XAL_OK(xal_group_end());
+  for (size_t r = 0; r < 3; ++r) {
+    const auto got = k.get(r, 3 * n);
+    for (size_t j = 0; j < 3; ++j)
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(got[j * n + i], static_cast<int32_t>(j * 10000 + r * n + i));
+  }
+}
+
+TEST_F(Hierarchical, MissingRankTimesOutAndAbortIsReported) {
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2}, 64, 100));
+  // Only rank 0 calls: its host function waits 100 ms, then times out.
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], 4, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[0]));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[0]));
+  EXPECT_EQ(k.async_error(0), XAL_ERROR_TIMEOUT);
+  // The communicator is broken: later calls fail at once with a message.
+  EXPECT_XAL_ERROR(xal_allreduce(k.comm[1], k.send[1], k.recv[1], 4, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[1]),
+                   XAL_ERROR_TIMEOUT);
+  EXPECT_NE(std::string(last_error().message).find("rank(s) 1"), std::string::npos) << last_error().message;
+}
+
+TEST_F(Hierarchical, AbortUnblocksAPendingCall) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");  // streams run on workers
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({1, 3}, 64, 60000));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], 4, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[0]));
+  EXPECT_EQ(xal_stream_query(k.stream[0]), XAL_NOT_READY);
+  ASSERT_XAL_OK(xal_comm_abort(k.comm[1]));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[0]));
+  EXPECT_EQ(k.async_error(0), XAL_ERROR_ABORTED);
+  EXPECT_XAL_ERROR(xal_broadcast(k.comm[0], k.send[0], k.recv[0], 4, XAL_DTYPE_I32, 0, k.stream[0]),
+                   XAL_ERROR_ABORTED);
+}
+
+TEST_F(Hierarchical, MismatchAndBadDtypeOp) {
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2}, 64));
+  ASSERT_XAL_OK(xal_group_start());
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], 4, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[0]));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[1], k.send[1], k.recv[1], 4, XAL_DTYPE_I32, XAL_OP_MAX, k.stream[1]));
+  ASSERT_XAL_OK(xal_group_end());
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[0]));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[1]));
+  EXPECT_EQ(k.async_error(0), XAL_ERROR_COLLECTIVE_MISMATCH);
+  EXPECT_XAL_ERROR(xal_allreduce(k.comm[0], k.send[0], k.recv[0], 4, XAL_DTYPE_I32, XAL_OP_AVG, k.stream[0]),
+                   XAL_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(last_error().message).find("avg"), std::string::npos);
+}
+
+TEST_F(Hierarchical, OneThreadDrivesSynchronousRanksThroughAGroup) {
+  // Synchronous testdev streams run the host step on the calling thread:
+  // the group runs each rank on its own thread at xal_group_end.
+  ASSERT_XAL_OK(init(plugin("minimal") + "," + plugin("testdev")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2, 3}, 400));
+  for (size_t r = 0; r < 3; ++r) k.put(r, std::vector<int32_t>(100, static_cast<int32_t>(r)));
+  ASSERT_XAL_OK(xal_group_start());
+  for (size_t r = 0; r < 3; ++r)
+    ASSERT_XAL_OK(xal_broadcast(k.comm[r], k.send[r], k.recv[r], 100, XAL_DTYPE_I32, 2, k.stream[r]));
+  ASSERT_XAL_OK(xal_group_end());
+  for (size_t r = 0; r < 3; ++r) EXPECT_EQ(k.get(r, 100), std::vector<int32_t>(100, 2)) << r;
+}
+
+// minimal: devices 0-1 (no host funcs, no host view); testdev: 2-3.
+TEST_F(Hierarchical, StagedRanksWithoutHostFunctionsRunOnTheirThreads) {
+  ASSERT_XAL_OK(init(plugin("minimal") + "," + plugin("testdev")));
+  Ranks k;
+  constexpr size_t n = 3000;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 1, 2}, n * 4));
+  for (size_t r = 0; r < 3; ++r) k.put(r, std::vector<int32_t>(n, static_cast<int32_t>(r + 1)));
+  std::vector<xal_status_t> st(3, XAL_ERROR_INTERNAL);
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      st[r] = xal_allreduce(k.comm[r], k.send[r], k.recv[r], n, XAL_DTYPE_I32, XAL_OP_PROD, k.stream[r]);
+    });
+  for (auto& t : threads) t.join();
+  for (size_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(st[r], XAL_SUCCESS) << r;
+    const auto got = k.get(r, n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 6) << r << " " << i;
+  }
+}

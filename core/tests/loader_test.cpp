@@ -1,0 +1,428 @@
+// The loader: names and paths, reasons for every broken plugin, ABI checks
+// in both directions, the device selector.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+#include "xal/xal_backend.h"
+#include "xal/xal_fault.h"
+
+using namespace xal_test;
+
+namespace {
+
+xal_backend_info_t info_of(uint32_t i) {
+  xal_backend_info_t b{};
+  b.struct_size = sizeof b;
+  EXPECT_EQ(xal_backend_get_info(i, &b), XAL_SUCCESS);
+  return b;
+}
+
+// The backend whose path ends with libxal_backend_<name>.so, or whose name
+// is `name`.
+bool find_backend(const std::string& name, xal_backend_info_t* out) {
+  uint32_t n = 0;
+  EXPECT_EQ(xal_backend_count(&n), XAL_SUCCESS);
+  const std::string file = "libxal_backend_" + name + ".so";
+  for (uint32_t i = 0; i < n; ++i) {
+    xal_backend_info_t b = info_of(i);
+    const std::string path = b.path;
+    if (b.name == name ||
+        (path.size() >= file.size() &&
+         path.compare(path.size() - file.size(), file.size(), file) == 0)) {
+      *out = b;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool contains(const char* text, const std::string& part) {
+  return std::string(text).find(part) != std::string::npos;
+}
+
+class Loader : public ::testing::Test {
+ protected:
+  void TearDown() override { xal_shutdown(); }
+};
+
+}  // namespace
+
+TEST_F(Loader, EveryBrokenPluginIsListedWithItsReason) {
+  const std::string list = plugin("testdev") + "," + plugin("notalib") + "," +
+                           plugin("noentry") + "," + plugin("major2") + "," +
+                           plugin("unavailable") + "," + plugin("oldminor") +
+                           "," + plugin("newminor") + ",nosuch";
+  ASSERT_XAL_OK(init(list));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  EXPECT_EQ(n, 8u);
+
+  xal_backend_info_t b{};
+  ASSERT_TRUE(find_backend("testdev", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED);
+  EXPECT_EQ(b.status, XAL_SUCCESS);
+  EXPECT_EQ(b.device_count, 2u);
+  EXPECT_STREQ(b.version, "1.0.0");
+  EXPECT_STREQ(b.driver_version, "testdev 1");
+  EXPECT_EQ(b.flags & XAL_BACKEND_FLAG_SIMULATED, XAL_BACKEND_FLAG_SIMULATED);
+  EXPECT_EQ(b.abi_version, XAL_ABI_VERSION);
+
+  ASSERT_TRUE(find_backend("notalib", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
+  EXPECT_TRUE(contains(b.reason, "dlopen failed")) << b.reason;
+  // The dlerror text names the file.
+  EXPECT_TRUE(contains(b.reason, "libxal_backend_notalib.so")) << b.reason;
+
+  ASSERT_TRUE(find_backend("noentry", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
+  EXPECT_TRUE(contains(b.reason, "missing symbol xal_backend_get")) << b.reason;
+
+  ASSERT_TRUE(find_backend("major2", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
+  EXPECT_EQ(b.status, XAL_ERROR_ABI_MISMATCH);
+  EXPECT_TRUE(contains(b.reason, "plugin built for ABI 2.0, libxal is 1.0")) << b.reason;
+  EXPECT_EQ(b.abi_version, 2u << 16);
+
+  ASSERT_TRUE(find_backend("unavailable", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_UNAVAILABLE);
+  EXPECT_EQ(b.status, XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_TRUE(contains(b.reason, "no testdev device present")) << b.reason;
+  EXPECT_TRUE(contains(b.reason, "100")) << b.reason;
+  EXPECT_TRUE(contains(b.reason, "TESTDEV_ERROR_NO_DEVICE")) << b.reason;
+
+  ASSERT_TRUE(find_backend("oldminor", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED) << b.reason;
+  EXPECT_EQ(b.device_count, 2u);
+
+  ASSERT_TRUE(find_backend("newminor", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED) << b.reason;
+  EXPECT_EQ(b.abi_version, (1u << 16) | (XAL_ABI_VERSION_MINOR + 3));
+
+  ASSERT_TRUE(find_backend("nosuch", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_UNAVAILABLE);
+  EXPECT_TRUE(contains(b.reason, "libxal_backend_nosuch.so not found")) << b.reason;
+
+  uint32_t devices = 0;
+  ASSERT_XAL_OK(xal_device_count(&devices));
+  EXPECT_EQ(devices, 6u);
+}
+
+TEST_F(Loader, OlderMinorLoadsAndItsMissingEntriesAreNotSupported) {
+  ASSERT_XAL_OK(init(plugin("oldminor")));
+  xal_device_t d;
+  ASSERT_XAL_OK(xal_device_get(0, &d));
+  xal_devptr_t p;
+  ASSERT_XAL_OK(xal_mem_alloc(d, 4096, &p));
+  xal_stream_t s;
+  ASSERT_XAL_OK(xal_stream_create(d, 0, &s));
+  uint32_t v = 7, r = 0;
+  ASSERT_XAL_OK(xal_memcpy_htod(s, p, &v, 4));
+  ASSERT_XAL_OK(xal_memcpy_dtoh(s, &r, p, 4));
+  ASSERT_XAL_OK(xal_stream_synchronize(s));
+  EXPECT_EQ(r, 7u);
+  xal_module_t m;
+  EXPECT_XAL_ERROR(xal_module_load(d, XAL_MODULE_FORMAT_NATIVE, "testdev-kernels", 15, &m),
+                   XAL_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(contains(last_error().message, "does not support kernels"));
+  // No native collectives in the old table: the core's path serves.
+  xal_comm_t c[1];
+  ASSERT_XAL_OK(xal_comm_create(&d, 1, nullptr, c));
+  ASSERT_XAL_OK(xal_comm_destroy(c[0]));
+  // The table seen by the core reads NULL past the plugin's struct_size.
+  const xal_backend_table_t* t = nullptr;
+  xal_backend_t* inst = nullptr;
+  ASSERT_XAL_OK(xal_backend_get_native(0, &t, &inst));
+  EXPECT_EQ(t->module_load, nullptr);
+  EXPECT_EQ(t->device_ptr_to_host, nullptr);
+  EXPECT_NE(t->event_elapsed_ms, nullptr);
+  ASSERT_XAL_OK(xal_mem_free(d, p));
+}
+
+TEST_F(Loader, NamesAreSearchedInTheBackendPath) {
+  xal_init_options_t o{};
+  o.struct_size = sizeof o;
+  o.backends = "testdev, testdev2";
+  o.backend_path = XAL_TEST_PLUGIN_DIR;
+  o.validation = -1;
+  ASSERT_XAL_OK(xal_init(&o));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  ASSERT_EQ(n, 2u);
+  EXPECT_STREQ(info_of(0).name, "testdev");
+  EXPECT_STREQ(info_of(1).name, "testdev2");
+  EXPECT_EQ(std::string(info_of(0).path), plugin("testdev"));
+  ASSERT_XAL_OK(xal_device_count(&n));
+  EXPECT_EQ(n, 4u);
+}
+
+TEST_F(Loader, EnvironmentVariablesAreUsedWithoutOptions) {
+  ScopedEnv b("XAL_BACKENDS", "testdev2");
+  ScopedEnv p("XAL_BACKEND_PATH", "relative/dir:" XAL_TEST_PLUGIN_DIR);
+  ASSERT_XAL_OK(xal_init(nullptr));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  ASSERT_EQ(n, 1u);
+  EXPECT_EQ(info_of(0).state, XAL_BACKEND_STATE_LOADED);
+  EXPECT_STREQ(info_of(0).name, "testdev2");
+}
+
+TEST_F(Loader, ScanningFindsEveryPluginSortedByName) {
+  xal_init_options_t o{};
+  o.struct_size = sizeof o;
+  o.backends = "";
+  o.backend_path = XAL_TEST_PLUGIN_DIR;
+  o.validation = -1;
+  ASSERT_XAL_OK(xal_init(&o));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  std::vector<std::string> ours;
+  const std::string dir = XAL_TEST_PLUGIN_DIR;
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::string path = info_of(i).path;
+    if (path.rfind(dir, 0) == 0) ours.push_back(path.substr(dir.size() + 1));
+  }
+  const std::vector<std::string> expected = {
+      "libxal_backend_major2.so",  "libxal_backend_minimal.so",
+      "libxal_backend_newminor.so",
+      "libxal_backend_noentry.so", "libxal_backend_notalib.so",
+      "libxal_backend_oldminor.so", "libxal_backend_probe.so",
+      "libxal_backend_testdev.so",  "libxal_backend_testdev2.so",
+      "libxal_backend_tiny.so",     "libxal_backend_unavailable.so"};
+  EXPECT_EQ(ours, expected);
+}
+
+TEST_F(Loader, RelativePathsAreRefused) {
+  ASSERT_XAL_OK(init("some/relative/libxal_backend_x.so"));
+  xal_backend_info_t b = info_of(0);
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
+  EXPECT_TRUE(contains(b.reason, "relative")) << b.reason;
+}
+
+TEST_F(Loader, NoBackendMeansZeroDevicesNotFailure) {
+  ASSERT_XAL_OK(init("nosuch"));
+  uint32_t n = 1;
+  ASSERT_XAL_OK(xal_device_count(&n));
+  EXPECT_EQ(n, 0u);
+  xal_device_t d;
+  EXPECT_XAL_ERROR(xal_device_get(0, &d), XAL_ERROR_INVALID_ARGUMENT);
+}
+
+// The fault plugin may or may not be built beside libxal: these tests hold
+// either way.
+namespace {
+
+bool starts_with(const char* text, const char* prefix) {
+  return std::string(text).rfind(prefix, 0) == 0;
+}
+
+// A fault entry is either loaded, or listed with the reason it is not.
+void expect_fault_entry(const xal_backend_info_t& b) {
+  EXPECT_TRUE(starts_with(b.name, "fault")) << b.name;
+  if (b.state != XAL_BACKEND_STATE_LOADED) {
+    EXPECT_STRNE(b.reason, "");
+  }
+}
+
+}  // namespace
+
+TEST_F(Loader, WrappedTargetIsNotLoadedStandalone) {
+  ASSERT_XAL_OK(init("fault:testdev," + plugin("testdev") + ",testdev"));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  // The absolute path of testdev is another entry; the bare name is not.
+  ASSERT_EQ(n, 2u);
+  expect_fault_entry(info_of(0));
+  EXPECT_STREQ(info_of(1).name, "testdev");
+}
+
+TEST_F(Loader, FaultEnvironmentAddsTheFaultBackend) {
+  ScopedEnv f("XAL_FAULTS", "mem_alloc=nth(1)OUT_OF_MEMORY");
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  ASSERT_EQ(n, 2u);
+  EXPECT_STREQ(info_of(0).name, "testdev");
+  const xal_backend_info_t b = info_of(1);
+  expect_fault_entry(b);
+  if (b.state == XAL_BACKEND_STATE_LOADED) {
+    EXPECT_EQ(xal_fault_clear(), XAL_SUCCESS);
+  } else {
+    EXPECT_XAL_ERROR(xal_fault_clear(), XAL_ERROR_BACKEND_UNAVAILABLE);
+    EXPECT_TRUE(contains(last_error().message, "no fault backend loaded"));
+  }
+}
+
+TEST_F(Loader, FaultFunctionsWithoutAFaultBackend) {
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  uint32_t n;
+  EXPECT_XAL_ERROR(xal_fault_rule_count(&n), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_XAL_ERROR(xal_fault_load_plan("x=nth(1)TIMEOUT", 0), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_XAL_ERROR(xal_fault_set_rule_enabled("r", 1), XAL_ERROR_BACKEND_UNAVAILABLE);
+  xal_fault_counters_t c{};
+  c.struct_size = sizeof c;
+  EXPECT_XAL_ERROR(xal_fault_get_counters(&c), XAL_ERROR_BACKEND_UNAVAILABLE);
+  xal_fault_rule_info_t r{};
+  r.struct_size = sizeof r;
+  EXPECT_XAL_ERROR(xal_fault_rule_get_info(0, &r), XAL_ERROR_BACKEND_UNAVAILABLE);
+  EXPECT_XAL_ERROR(xal_fault_load_plan(nullptr, 0), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_XAL_ERROR(xal_fault_rule_count(nullptr), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_XAL_ERROR(xal_fault_get_counters(nullptr), XAL_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(Loader, SelectorPicksDevicesInLoadOrder) {
+  const std::string both = plugin("testdev") + "," + plugin("testdev2");
+  ASSERT_XAL_OK(init(both, "testdev2:1;testdev:0"));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_device_count(&n));
+  ASSERT_EQ(n, 2u);
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  xal_device_t d;
+  ASSERT_XAL_OK(xal_device_get(0, &d));
+  ASSERT_XAL_OK(xal_device_get_properties(d, &p));
+  EXPECT_STREQ(p.backend, "testdev");
+  EXPECT_EQ(p.backend_index, 0u);
+  EXPECT_EQ(p.index, 0u);
+  ASSERT_XAL_OK(xal_device_get(1, &d));
+  ASSERT_XAL_OK(xal_device_get_properties(d, &p));
+  EXPECT_STREQ(p.backend, "testdev2");
+  EXPECT_EQ(p.backend_index, 1u);
+  EXPECT_EQ(p.index, 1u);
+  EXPECT_EQ(info_of(1).device_count, 1u);
+  ASSERT_XAL_OK(xal_shutdown());
+
+  ASSERT_XAL_OK(init(both, "testdev:*"));
+  ASSERT_XAL_OK(xal_device_count(&n));
+  EXPECT_EQ(n, 2u);
+  EXPECT_EQ(info_of(1).device_count, 0u);
+  ASSERT_XAL_OK(xal_shutdown());
+
+  ASSERT_XAL_OK(init(both, "testdev:0-1;testdev2:1,0"));
+  ASSERT_XAL_OK(xal_device_count(&n));
+  EXPECT_EQ(n, 4u);
+  ASSERT_XAL_OK(xal_shutdown());
+
+  ASSERT_XAL_OK(init(both, "cuda:*"));
+  ASSERT_XAL_OK(xal_device_count(&n));
+  EXPECT_EQ(n, 0u);
+}
+
+TEST_F(Loader, MalformedSelectorFailsInit) {
+  for (const char* bad : {"testdev:x", ":1", "testdev:", "testdev:1-0",
+                          "testdev:1,,2", "testdev:-1"}) {
+    EXPECT_XAL_ERROR(init(plugin("testdev"), bad), XAL_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(contains(last_error().message, "selector")) << bad;
+    uint32_t n;
+    EXPECT_EQ(xal_device_count(&n), XAL_ERROR_NOT_INITIALIZED) << bad;
+  }
+  ScopedEnv s("XAL_DEVICE_SELECTOR", "testdev:zz");
+  xal_init_options_t o{};
+  o.struct_size = sizeof o;
+  const std::string p = plugin("testdev");
+  o.backends = p.c_str();
+  o.validation = -1;
+  EXPECT_XAL_ERROR(xal_init(&o), XAL_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(Loader, TableSmallerThanTheRequiredEntriesIsRefused) {
+  ASSERT_XAL_OK(init(plugin("tiny")));
+  xal_backend_info_t b = info_of(0);
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
+  EXPECT_EQ(b.status, XAL_ERROR_ABI_MISMATCH);
+  EXPECT_TRUE(contains(b.reason, "table too small")) << b.reason;
+}
+
+TEST_F(Loader, WrapperLoadsItsTargetThroughServices) {
+  // probe:<target> gives init the argument; probe loads it with
+  // services->load_backend, searched in the backend path.
+  xal_init_options_t o{};
+  o.struct_size = sizeof o;
+  o.backends = "probe:testdev2";
+  o.backend_path = XAL_TEST_PLUGIN_DIR;
+  o.validation = -1;
+  ASSERT_XAL_OK(xal_init(&o));
+  xal_backend_info_t b = info_of(0);
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED) << b.reason;
+  EXPECT_STREQ(b.name, "probe(testdev2)");
+  // The selector knows a wrapper by its target's name as well.
+  ASSERT_XAL_OK(xal_shutdown());
+  o.device_selector = "testdev2:1";
+  ASSERT_XAL_OK(xal_init(&o));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_device_count(&n));
+  EXPECT_EQ(n, 1u);
+  ASSERT_XAL_OK(xal_shutdown());
+
+  o.device_selector = "";
+  o.backends = "probe:nosuch";
+  ASSERT_XAL_OK(xal_init(&o));
+  b = info_of(0);
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_UNAVAILABLE);
+  EXPECT_TRUE(contains(b.reason, "cannot load backend 'nosuch'")) << b.reason;
+  ASSERT_XAL_OK(xal_shutdown());
+
+  o.backends = "probe:major2";
+  ASSERT_XAL_OK(xal_init(&o));
+  b = info_of(0);
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
+  EXPECT_TRUE(contains(b.reason, "plugin built for ABI 2.0")) << b.reason;
+}
+
+TEST_F(Loader, FaultFunctionsReachTheControlExtension) {
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("probe")));
+  ASSERT_XAL_OK(xal_fault_load_plan("mem_alloc=nth(1)OUT_OF_MEMORY", XAL_FAULT_PLAN_REPLACE));
+  ASSERT_XAL_OK(xal_fault_load_plan("second", XAL_FAULT_PLAN_APPEND));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_fault_rule_count(&n));
+  EXPECT_EQ(n, 2u);
+  xal_fault_rule_info_t r{};
+  r.struct_size = sizeof r;
+  ASSERT_XAL_OK(xal_fault_rule_get_info(1, &r));
+  EXPECT_STREQ(r.name, "second");
+  EXPECT_XAL_ERROR(xal_fault_rule_get_info(5, &r), XAL_ERROR_INVALID_ARGUMENT);
+  ASSERT_XAL_OK(xal_fault_set_rule_enabled("second", 0));
+  EXPECT_XAL_ERROR(xal_fault_set_rule_enabled("other", 0), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_XAL_ERROR(xal_fault_load_plan("bad", 0), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(last_error().message, "rule 1")) << last_error().message;
+  EXPECT_STREQ(last_error().backend, "probe");
+  EXPECT_STREQ(last_error().operation, "xal_fault_load_plan");
+  xal_fault_counters_t c{};
+  c.struct_size = sizeof c;
+  ASSERT_XAL_OK(xal_fault_get_counters(&c));
+  EXPECT_EQ(c.calls, 2u);
+  ASSERT_XAL_OK(xal_fault_clear());
+  ASSERT_XAL_OK(xal_fault_rule_count(&n));
+  EXPECT_EQ(n, 0u);
+}
+
+TEST_F(Loader, FaultPlanTargetReplacesThatBackend) {
+  const std::string file = ::testing::TempDir() + "xal_core_plan.json";
+  auto write = [&](const char* text) {
+    FILE* out = std::fopen(file.c_str(), "w");
+    ASSERT_NE(out, nullptr);
+    std::fputs(text, out);
+    std::fclose(out);
+  };
+  // The plan names testdev2: it is wrapped in its place, testdev stays.
+  write(R"({"target": "testdev2", "rules": []})");
+  ScopedEnv f("XAL_FAULT_PLAN", file.c_str());
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  ASSERT_EQ(n, 2u);
+  EXPECT_STREQ(info_of(0).name, "testdev");
+  expect_fault_entry(info_of(1));
+  ASSERT_XAL_OK(xal_shutdown());
+
+  // Without a target the plan wraps the default, mock: nothing listed here
+  // is replaced and the fault entry is added.
+  write(R"({"rules": []})");
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  ASSERT_EQ(n, 2u);
+  EXPECT_STREQ(info_of(0).name, "testdev");
+  expect_fault_entry(info_of(1));
+  std::remove(file.c_str());
+}

@@ -1,0 +1,18 @@
+// Clears the xal environment before any test runs, so that the tests do not
+// depend on the caller's settings.
+#include <cstdlib>
+#include <initializer_list>
+
+namespace {
+
+const bool kCleared = [] {
+  for (const char* v :
+       {"XAL_BACKENDS", "XAL_BACKEND_PATH", "XAL_DEVICE_SELECTOR",
+        "XAL_VALIDATION", "XAL_MEMORY_LIMIT", "XAL_FAULT_PLAN", "XAL_FAULTS",
+        "XAL_TESTDEV_DEVICES", "XAL_TESTDEV_MEMORY", "XAL_TESTDEV_ASYNC",
+        "XAL_TESTDEV_NO_HOST_PTR", "XAL_COMM_TIMEOUT_MS"})
+    unsetenv(v);
+  return true;
+}();
+
+}  // namespace

@@ -1,0 +1,54 @@
+// Metrics: backend sensors merged with the core's counters.
+#include <vector>
+
+#include "test_util.hpp"
+
+using namespace xal_test;
+
+using Metrics = Xal;
+
+TEST_F(Metrics, CountersAndSensors) {
+  xal_devptr_t a, b;
+  ASSERT_XAL_OK(xal_mem_alloc(dev0, 1000, &a));
+  ASSERT_XAL_OK(xal_mem_alloc(dev0, 3000, &b));
+  std::vector<uint8_t> host(1000);
+  ASSERT_XAL_OK(xal_memcpy_htod(stream0, a, host.data(), 1000));
+  ASSERT_XAL_OK(xal_memcpy_dtoh(stream0, host.data(), a, 500));
+  ASSERT_XAL_OK(xal_memcpy_dtod(stream0, b, a, 250));
+  ASSERT_XAL_OK(xal_stream_synchronize(stream0));
+  ASSERT_XAL_OK(xal_mem_free(dev0, b));
+  EXPECT_EQ(xal_mem_free(dev0, b), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(xal_memset(stream0, b, 0, 1), XAL_ERROR_OUT_OF_BOUNDS);
+  ASSERT_XAL_OK(xal_device_set_memory_limit(dev0, 1 << 20));
+
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_XAL_OK(xal_device_get_metrics(dev0, &m));
+  EXPECT_TRUE(m.valid & XAL_METRIC_XAL_COUNTERS);
+  EXPECT_TRUE(m.valid & XAL_METRIC_MEMORY_LIMIT);
+  EXPECT_TRUE(m.valid & XAL_METRIC_MEMORY_TOTAL);
+  EXPECT_TRUE(m.valid & XAL_METRIC_MEMORY_USED);
+  EXPECT_TRUE(m.valid & XAL_METRIC_HEALTH);
+  EXPECT_TRUE(m.valid & XAL_METRIC_TEMPERATURE);
+  EXPECT_TRUE(m.valid & XAL_METRIC_SIMULATED);
+  EXPECT_EQ(m.temperature_c, 42.0);
+  EXPECT_EQ(m.xal_bytes_htod, 1000u);
+  EXPECT_EQ(m.xal_bytes_dtoh, 500u);
+  EXPECT_EQ(m.xal_bytes_dtod, 250u);
+  EXPECT_EQ(m.xal_alloc_bytes_current, 1000u);
+  EXPECT_EQ(m.xal_alloc_bytes_peak, 4000u);
+  EXPECT_EQ(m.xal_alloc_count_current, 1u);
+  EXPECT_EQ(m.memory_limit_bytes, 1u << 20);
+  EXPECT_EQ(m.memory_total_bytes, 1ull << 30);
+  EXPECT_EQ(m.memory_used_bytes, 4096u);  // testdev rounds to 4 KiB
+  EXPECT_EQ(m.health, static_cast<uint32_t>(XAL_HEALTH_OK));
+  EXPECT_EQ(m.xal_errors[-XAL_ERROR_INVALID_ARGUMENT], 1u);
+  EXPECT_EQ(m.xal_errors[-XAL_ERROR_OUT_OF_BOUNDS], 1u);
+  // Device 1 saw none of it.
+  ASSERT_XAL_OK(xal_device_get_metrics(dev1, &m));
+  EXPECT_EQ(m.xal_bytes_htod, 0u);
+  EXPECT_EQ(m.xal_errors[-XAL_ERROR_OUT_OF_BOUNDS], 0u);
+  EXPECT_XAL_ERROR(xal_device_get_metrics(dev0, nullptr), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_XAL_ERROR(xal_device_get_metrics(nullptr, &m), XAL_ERROR_INVALID_HANDLE);
+  ASSERT_XAL_OK(xal_mem_free(dev0, a));
+}

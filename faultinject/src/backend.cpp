@@ -1,0 +1,225 @@
+// The fault backend: start-up (plan, target, devices, log), shutdown and
+// the plans loaded at run time.
+#include "backend.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "profiles.hpp"
+#include "xal_common/strings.hpp"
+
+namespace xal::fault {
+namespace {
+
+std::string config(const xal_backend_services_t* s, const char* key) {
+  if (s == nullptr || s->get_config == nullptr) return {};
+  const char* v = s->get_config(key);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
+// The detail load_backend recorded for this thread (dlerror text, ...),
+// read through libxal's xal_last_error when the process has it.
+std::string load_failure_reason(xal_status_t status) {
+  using LastError = xal_status_t (*)(xal_error_info_t*);
+  auto* fn = reinterpret_cast<LastError>(::dlsym(RTLD_DEFAULT, "xal_last_error"));
+  if (fn != nullptr) {
+    xal_error_info_t info{};
+    info.struct_size = sizeof info;
+    if (fn(&info) == XAL_SUCCESS && info.status == status &&
+        info.message[0] != '\0') {
+      info.message[sizeof info.message - 1] = '\0';
+      return info.message;
+    }
+  }
+  return status_to_name(status);
+}
+
+}  // namespace
+
+FaultBackend::FaultBackend(const xal_backend_services_t* s) : services(s) {}
+
+FaultBackend::~FaultBackend() { stop(); }
+
+xal_status_t FaultBackend::report(xal_status_t status,
+                                  const std::string& message,
+                                  int64_t vendor_code,
+                                  const std::string& vendor) {
+  if (services != nullptr && services->set_error != nullptr) {
+    services->set_error(status, vendor_code,
+                        vendor.empty() ? nullptr : vendor.c_str(),
+                        message.c_str());
+  }
+  return status;
+}
+
+xal_status_t FaultBackend::start(const char* argument) {
+  // The plan of the environment: XAL_FAULT_PLAN (a JSON file), then the
+  // rules of XAL_FAULTS appended.
+  Plan plan;
+  const std::string plan_path = config(services, "XAL_FAULT_PLAN");
+  const std::string compact = config(services, "XAL_FAULTS");
+  try {
+    if (!plan_path.empty()) plan = parse_plan_file(plan_path);
+    if (!compact.empty()) {
+      Plan more = parse_plan_compact(compact, "XAL_FAULTS", plan.rules.size());
+      for (auto& r : more.rules) plan.rules.push_back(std::move(r));
+      if (plan.target.empty()) plan.target = more.target;
+      if (plan_path.empty()) {
+        plan.seed = more.seed;
+        plan.timeout_ms = more.timeout_ms;
+      }
+    }
+  } catch (const PlanError& e) {
+    return report(XAL_ERROR_INVALID_ARGUMENT,
+                  std::string("fault: plan refused: ") + e.what());
+  }
+  const std::string seed = config(services, "XAL_FAULT_SEED");
+  if (!seed.empty()) {
+    const auto v = common::parse_uint(seed);
+    if (!v) {
+      return report(XAL_ERROR_INVALID_ARGUMENT,
+                    "fault: XAL_FAULT_SEED '" + seed + "' is not an integer");
+    }
+    seed_override = *v;
+  }
+  const std::string timeout = config(services, "XAL_COMM_TIMEOUT_MS");
+  if (!timeout.empty()) {
+    const auto v = common::parse_uint(timeout);
+    if (!v || *v == 0 || *v > 365ull * 24 * 3600 * 1000) {
+      return report(XAL_ERROR_INVALID_ARGUMENT,
+                    "fault: XAL_COMM_TIMEOUT_MS '" + timeout +
+                        "' is not a positive integer of at most a year");
+    }
+    default_timeout_ms = *v;
+  }
+  if (plan.timeout_ms > 0) default_timeout_ms = plan.timeout_ms;
+
+  target_name = argument != nullptr && *argument != '\0' ? argument
+                : !plan.target.empty()                   ? plan.target
+                                                         : "mock";
+  if (target_name == "fault" || common::starts_with(target_name, "fault:")) {
+    return report(XAL_ERROR_BACKEND_UNAVAILABLE,
+                  "fault: target backend '" + target_name +
+                      "' could not be loaded: the fault backend cannot wrap "
+                      "itself");
+  }
+  if (services == nullptr || services->load_backend == nullptr) {
+    return report(XAL_ERROR_BACKEND_UNAVAILABLE,
+                  "fault: target backend '" + target_name +
+                      "' could not be loaded: the core offers no "
+                      "load_backend service");
+  }
+  const xal_backend_table_t* table = nullptr;
+  char path[1024] = {0};
+  const xal_status_t ls =
+      services->load_backend(target_name.c_str(), &table, path, sizeof path);
+  if (ls != XAL_SUCCESS || table == nullptr) {
+    return report(XAL_ERROR_BACKEND_UNAVAILABLE,
+                  "fault: target backend '" + target_name +
+                      "' could not be loaded: " +
+                      load_failure_reason(ls != XAL_SUCCESS ? ls
+                                                            : XAL_ERROR_INTERNAL));
+  }
+  if (table->struct_size < XAL_BACKEND_TABLE_MIN_SIZE) {
+    return report(XAL_ERROR_ABI_MISMATCH,
+                  "fault: target backend '" + target_name +
+                      "' has a table too small for this ABI");
+  }
+  std::memcpy(&t, table, std::min(table->struct_size, sizeof t));
+  t.struct_size = sizeof t;
+
+  xal_backend_init_args_t args{};
+  args.struct_size = sizeof args;
+  args.services = services;
+  args.argument = nullptr;
+  const xal_status_t is = t.init(&args, &target);
+  if (is != XAL_SUCCESS) {
+    target = nullptr;
+    return is;  // the target's own error detail stays
+  }
+  display_name = "fault(" + target_name + ")";
+  if (t.describe != nullptr) {
+    xal_backend_describe_t d{};
+    d.struct_size = sizeof d;
+    if (t.describe(target, &d) == XAL_SUCCESS) {
+      d.name[sizeof d.name - 1] = '\0';
+      if (d.name[0] != '\0') display_name = std::string("fault(") + d.name + ")";
+      target_flags = d.flags;
+    }
+  }
+  uint32_t count = 0;
+  xal_status_t s = t.device_count(target, &count);
+  for (uint32_t i = 0; s == XAL_SUCCESS && i < count; ++i) {
+    auto dev = std::make_unique<FaultDevice>();
+    dev->backend = this;
+    dev->index = i;
+    s = t.device_get(target, i, &dev->target);
+    devices.push_back(std::move(dev));
+  }
+  if (s != XAL_SUCCESS) return s;
+  try {
+    check_plan_devices(plan, count,
+                       plan_path.empty() ? "XAL_FAULTS" : plan_path);
+  } catch (const PlanError& e) {
+    return report(XAL_ERROR_INVALID_ARGUMENT,
+                  std::string("fault: plan refused: ") + e.what());
+  }
+  const std::string log_path = config(services, "XAL_FAULT_LOG");
+  if (!log_path.empty()) {
+    std::string why;
+    if (!log.open(log_path, &why)) {
+      return report(XAL_ERROR_INVALID_ARGUMENT, "fault: " + why);
+    }
+  }
+  engine.load(plan, false, seed_override.value_or(plan.seed));
+  return XAL_SUCCESS;
+}
+
+void FaultBackend::stop() {
+  wake_hangs();
+  if (target != nullptr && t.shutdown != nullptr) t.shutdown(target);
+  target = nullptr;
+  comms.clear();
+  modules.clear();
+  events.clear();
+  streams.clear();
+  std::lock_guard lock(host_mutex);
+  for (auto& [ptr, bytes] : own_host) std::free(ptr);
+  own_host.clear();
+}
+
+void FaultBackend::wake_hangs() {
+  {
+    std::lock_guard lock(hang_mutex_);
+    ++wake_generation_;
+  }
+  hang_cv_.notify_all();
+}
+
+xal_status_t FaultBackend::load_plan(const char* text, uint32_t flags) {
+  if (text == nullptr) {
+    return report(XAL_ERROR_INVALID_ARGUMENT, "fault: the plan is NULL");
+  }
+  if ((flags & ~XAL_FAULT_PLAN_APPEND) != 0) {
+    return report(XAL_ERROR_INVALID_ARGUMENT,
+                  "fault: unknown plan flags " + std::to_string(flags));
+  }
+  const bool append = (flags & XAL_FAULT_PLAN_APPEND) != 0;
+  try {
+    const size_t first = append ? engine.rule_count() : 0;
+    Plan plan = parse_plan_any(text, first);
+    check_plan_devices(plan, static_cast<uint32_t>(devices.size()),
+                       "the plan");
+    engine.load(plan, append, seed_override.value_or(plan.seed));
+  } catch (const PlanError& e) {
+    return report(XAL_ERROR_INVALID_ARGUMENT,
+                  std::string("fault: plan refused: ") + e.what());
+  }
+  return XAL_SUCCESS;
+}
+
+}  // namespace xal::fault

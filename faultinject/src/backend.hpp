@@ -1,0 +1,232 @@
+// The fault backend's objects. Each wraps the target backend's object and
+// keeps the state the fault backend needs (sticky errors, pending
+// asynchronous errors). The backend owns every wrapper; wrappers are freed
+// when destroyed through the table or at shutdown.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine.hpp"
+#include "fault_log.hpp"
+#include "xal/xal_backend.h"
+#include "xal/xal_fault.h"
+
+struct xal_backend_s;  // = xal::fault::FaultBackend (see backend.cpp casts)
+
+namespace xal::fault {
+
+class FaultBackend;
+
+struct DeviceState {
+  std::atomic<bool> sticky{false};
+  std::atomic<bool> pending{false};
+  std::mutex mutex;  // guards the fields below
+  ErrorSpec sticky_error;
+  std::string sticky_message;
+  ErrorSpec pending_error;
+  std::string pending_message;
+  std::atomic<uint64_t> injected{0};
+};
+
+struct FaultDevice {
+  FaultBackend* backend = nullptr;
+  xal_bdevice_t* target = nullptr;
+  uint32_t index = 0;
+  DeviceState state;
+};
+
+struct FaultStream {
+  FaultDevice* device = nullptr;
+  xal_bstream_t* target = nullptr;
+  std::atomic<bool> dead{false};  // its device was reset
+};
+
+struct FaultEvent {
+  FaultDevice* device = nullptr;
+  xal_bevent_t* target = nullptr;
+  std::atomic<bool> dead{false};
+};
+
+struct FaultModule;
+struct FaultKernel {
+  FaultModule* module = nullptr;
+  xal_bkernel_t* target = nullptr;
+};
+
+struct FaultModule {
+  FaultDevice* device = nullptr;
+  xal_bmodule_t* target = nullptr;
+  std::atomic<bool> dead{false};
+  std::mutex mutex;
+  std::unordered_map<xal_bkernel_t*, std::unique_ptr<FaultKernel>> kernels;
+};
+
+struct FaultComm {
+  FaultDevice* device = nullptr;
+  xal_bcomm_t* target = nullptr;
+  uint32_t rank = 0;
+  uint32_t size = 1;
+  uint32_t timeout_ms = 0;
+  std::atomic<bool> dead{false};
+};
+
+// A set of owned wrappers, keyed by address. Thread-safe.
+template <class T>
+class ObjectSet {
+ public:
+  T* add(std::unique_ptr<T> object) {
+    std::lock_guard lock(mutex_);
+    T* raw = object.get();
+    map_.emplace(raw, std::move(object));
+    return raw;
+  }
+  std::unique_ptr<T> take(T* object) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(object);
+    if (it == map_.end()) return nullptr;
+    auto owned = std::move(it->second);
+    map_.erase(it);
+    return owned;
+  }
+  template <class F>
+  void for_each(F&& f) {
+    std::lock_guard lock(mutex_);
+    for (auto& [raw, owned] : map_) f(*owned);
+  }
+  void clear() {
+    std::lock_guard lock(mutex_);
+    map_.clear();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<T*, std::unique_ptr<T>> map_;
+};
+
+class FaultBackend {
+ public:
+  explicit FaultBackend(const xal_backend_services_t* services);
+  ~FaultBackend();
+  FaultBackend(const FaultBackend&) = delete;
+  FaultBackend& operator=(const FaultBackend&) = delete;
+
+  // Loads the plan of the environment and the target; returns a status.
+  xal_status_t start(const char* argument);
+  void stop();
+
+  // Records error detail through the services and returns `status`.
+  xal_status_t report(xal_status_t status, const std::string& message,
+                      int64_t vendor_code = 0, const std::string& vendor = "");
+
+  // The checks before forwarding a call: sticky state of `dev` (and `dev2`),
+  // pending async errors at a sync point, then the rules. Returns
+  // XAL_SUCCESS to forward the call; `flip` receives a bitflip to apply to
+  // the output once the call succeeded.
+  xal_status_t before(Op op, FaultDevice* dev, FaultDevice* dev2,
+                      std::optional<uint64_t> bytes, uint64_t output_bytes,
+                      std::optional<Decision>* flip,
+                      uint64_t hang_timeout_ms = 0);
+
+  // Corrupts the output of a call that succeeded on `stream`: host memory
+  // `host` (dtoh) or device memory `dptr` of `dev` (`bytes` long).
+  void flip_output(FaultStream* stream, FaultDevice* dev, xal_devptr_t dptr,
+                   void* host, uint64_t bytes, const Decision& d);
+
+  // Clears `dev`'s sticky and pending errors, resets the target device and
+  // invalidates the device's wrappers.
+  xal_status_t reset_device(FaultDevice* dev);
+  xal_status_t health(FaultDevice* dev, xal_device_health_t* out);
+
+  // Plan control (xal_fault.h).
+  xal_status_t load_plan(const char* text, uint32_t flags);
+  void wake_hangs();
+
+  const xal_backend_services_t* services;
+  xal_backend_table_t t{};  // the target's table, entries past its size NULL
+  xal_backend_t* target = nullptr;
+  std::string target_name;
+  std::string display_name;
+  uint32_t target_flags = 0;
+  std::vector<std::unique_ptr<FaultDevice>> devices;
+  Engine engine;
+  FaultLog log;
+  uint64_t default_timeout_ms = 10000;
+  std::optional<uint64_t> seed_override;
+  ObjectSet<FaultStream> streams;
+  ObjectSet<FaultEvent> events;
+  ObjectSet<FaultModule> modules;
+  ObjectSet<FaultComm> comms;
+  std::mutex host_mutex;
+  std::unordered_map<void*, size_t> own_host;  // host_alloc when target lacks
+
+ private:
+  xal_status_t inject(Decision& d, Op op, FaultDevice* dev,
+                      std::optional<uint64_t> bytes,
+                      std::optional<Decision>* flip, uint64_t hang_timeout_ms);
+  xal_status_t sticky_error(FaultDevice* dev, Op op);
+  xal_status_t hang(const Decision& d, Op op, FaultDevice* dev,
+                    uint64_t timeout_ms);
+  void set_sticky(FaultDevice* dev, const ErrorSpec& e, const std::string& m);
+
+  std::mutex hang_mutex_;
+  std::condition_variable hang_cv_;
+  uint64_t wake_generation_ = 0;
+};
+
+// Guard for every table entry: turns exceptions into statuses.
+template <class F>
+xal_status_t guarded(FaultBackend* b, const char* entry, F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return b->report(XAL_ERROR_OUT_OF_HOST_MEMORY,
+                     std::string("fault: out of host memory in ") + entry);
+  } catch (const std::exception& e) {
+    return b->report(XAL_ERROR_INTERNAL,
+                     std::string("fault: ") + entry + ": " + e.what());
+  } catch (...) {
+    return b->report(XAL_ERROR_INTERNAL,
+                     std::string("fault: unknown exception in ") + entry);
+  }
+}
+
+inline FaultBackend* as_fault(xal_backend_t* b) {
+  return reinterpret_cast<FaultBackend*>(b);
+}
+inline FaultDevice* as_fault(xal_bdevice_t* d) {
+  return reinterpret_cast<FaultDevice*>(d);
+}
+inline FaultStream* as_fault(xal_bstream_t* s) {
+  return reinterpret_cast<FaultStream*>(s);
+}
+inline FaultEvent* as_fault(xal_bevent_t* e) {
+  return reinterpret_cast<FaultEvent*>(e);
+}
+inline FaultModule* as_fault(xal_bmodule_t* m) {
+  return reinterpret_cast<FaultModule*>(m);
+}
+inline FaultKernel* as_fault(xal_bkernel_t* k) {
+  return reinterpret_cast<FaultKernel*>(k);
+}
+inline FaultComm* as_fault(xal_bcomm_t* c) {
+  return reinterpret_cast<FaultComm*>(c);
+}
+template <class To, class From>
+To* as_target(From* p) {
+  return reinterpret_cast<To*>(p);
+}
+
+// The table entries, by group (entries_*.cpp); table.cpp assembles them.
+void fill_device_entries(xal_backend_table_t& table);
+void fill_stream_entries(xal_backend_table_t& table);
+void fill_comm_entries(xal_backend_table_t& table);
+const xal_fault_control_v1_t* fault_control_table();
+
+}  // namespace xal::fault

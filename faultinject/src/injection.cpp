@@ -1,0 +1,245 @@
+// The injection path of the fault backend: sticky and pending errors,
+// the actions of a firing rule, bit flips in outputs, reset and health.
+#include <cstdlib>
+#include <thread>
+
+#include "backend.hpp"
+#include "profiles.hpp"
+#include "xal_common/strings.hpp"
+
+namespace xal::fault {
+namespace {
+std::string error_text(const ErrorSpec& e) {
+  std::string out = status_to_name(e.status);
+  if (!e.vendor_name.empty() || e.vendor_code != 0) {
+    out += " (" + (e.vendor_name.empty() ? std::string("vendor code")
+                                         : e.vendor_name) +
+           " " + std::to_string(e.vendor_code) + ")";
+  }
+  return out;
+}
+
+struct FlipJob {
+  uint8_t* host;
+  std::vector<BitFlip> flips;
+  static void run(void* user) {
+    std::unique_ptr<FlipJob> job(static_cast<FlipJob*>(user));
+    for (const auto& f : job->flips) job->host[f.offset] ^= f.mask;
+  }
+};
+
+}  // namespace
+
+void FaultBackend::set_sticky(FaultDevice* dev, const ErrorSpec& e,
+                              const std::string& message) {
+  std::lock_guard lock(dev->state.mutex);
+  if (dev->state.sticky.load()) return;  // the first sticky error stays
+  dev->state.sticky_error = e;
+  dev->state.sticky_message = message;
+  dev->state.sticky.store(true, std::memory_order_release);
+}
+
+xal_status_t FaultBackend::sticky_error(FaultDevice* dev, Op op) {
+  std::lock_guard lock(dev->state.mutex);
+  const ErrorSpec& e = dev->state.sticky_error;
+  return report(e.status,
+                "fault: " + std::string(op_name(op)) + " on device " +
+                    std::to_string(dev->index) + " refused: the device has " +
+                    "a sticky error " + error_text(e) +
+                    " until xal_device_reset (" + dev->state.sticky_message +
+                    ")",
+                e.vendor_code, e.vendor_name);
+}
+
+xal_status_t FaultBackend::before(Op op, FaultDevice* dev, FaultDevice* dev2,
+                                  std::optional<uint64_t> bytes,
+                                  uint64_t output_bytes,
+                                  std::optional<Decision>* flip,
+                                  uint64_t hang_timeout_ms) {
+  if (!op_passes_sticky(op)) {
+    for (FaultDevice* d : {dev, dev2}) {
+      if (d != nullptr && d->state.sticky.load(std::memory_order_acquire)) {
+        engine.note_call();
+        return sticky_error(d, op);
+      }
+    }
+  }
+  if (dev != nullptr && op_is_sync(op) &&
+      dev->state.pending.load(std::memory_order_acquire)) {
+    ErrorSpec e;
+    std::string message;
+    {
+      std::lock_guard lock(dev->state.mutex);
+      e = dev->state.pending_error;
+      message = dev->state.pending_message;
+      dev->state.pending.store(false, std::memory_order_release);
+    }
+    engine.note_call();
+    if (e.sticky) set_sticky(dev, e, message);
+    return report(e.status,
+                  "fault: asynchronous error reported at " +
+                      std::string(op_name(op)) + ": " + message,
+                  e.vendor_code, e.vendor_name);
+  }
+  auto d = engine.decide(op, dev != nullptr ? dev->index : -1, bytes,
+                         output_bytes);
+  if (!d) return XAL_SUCCESS;
+  return inject(*d, op, dev, bytes, flip, hang_timeout_ms);
+}
+
+xal_status_t FaultBackend::inject(Decision& d, Op op, FaultDevice* dev,
+                                  std::optional<uint64_t> bytes,
+                                  std::optional<Decision>* flip,
+                                  uint64_t hang_timeout_ms) {
+  if (d.action == Action::hang) {
+    d.timeout_ms = d.timeout_ms > 0       ? d.timeout_ms
+                   : hang_timeout_ms > 0 ? hang_timeout_ms
+                                         : default_timeout_ms;
+  }
+  if (dev != nullptr) dev->state.injected.fetch_add(1);
+  log.write(d, op_name(op), dev != nullptr ? dev->index : -1, bytes,
+            engine.elapsed_ms(), display_name);
+  const std::string where =
+      std::string(op_name(op)) +
+      (dev != nullptr ? " on device " + std::to_string(dev->index) : "") +
+      " by rule '" + d.rule_name + "' (call " + std::to_string(d.call) + ")";
+  switch (d.action) {
+    case Action::delay:
+      std::this_thread::sleep_for(std::chrono::milliseconds(d.delay_ms));
+      return XAL_SUCCESS;
+    case Action::bitflip:
+      if (flip != nullptr) *flip = std::move(d);
+      return XAL_SUCCESS;
+    case Action::hang:
+      return hang(d, op, dev, d.timeout_ms);
+    case Action::abort_process:
+      std::abort();
+    case Action::async_error:
+      if (dev != nullptr) {
+        std::lock_guard lock(dev->state.mutex);
+        if (!dev->state.pending.load()) {
+          dev->state.pending_error = d.error;
+          dev->state.pending_message = "injected " + error_text(d.error) +
+                                       " into " + where;
+          dev->state.pending.store(true, std::memory_order_release);
+        }
+        return XAL_SUCCESS;
+      }
+      break;  // no device to defer to: report now
+    case Action::error:
+    case Action::device_lost:
+      break;
+  }
+  const std::string message = "injected " + error_text(d.error) + " into " + where;
+  if (d.error.sticky && dev != nullptr) set_sticky(dev, d.error, message);
+  return report(d.error.status, "fault: " + message, d.error.vendor_code,
+                d.error.vendor_name);
+}
+
+xal_status_t FaultBackend::hang(const Decision& d, Op op, FaultDevice* dev,
+                                uint64_t timeout_ms) {
+  std::unique_lock lock(hang_mutex_);
+  const uint64_t generation = wake_generation_;
+  const bool woken = hang_cv_.wait_for(
+      lock, std::chrono::milliseconds(timeout_ms),
+      [&] { return wake_generation_ != generation; });
+  lock.unlock();
+  const std::string where =
+      std::string(op_name(op)) +
+      (dev != nullptr ? " on device " + std::to_string(dev->index) : "") +
+      " by rule '" + d.rule_name + "' (call " + std::to_string(d.call) + ")";
+  if (woken) {
+    return report(XAL_ERROR_ABORTED,
+                  "fault: injected hang in " + where + " was aborted");
+  }
+  return report(d.error.status,
+                "fault: injected hang in " + where + " timed out after " +
+                    std::to_string(timeout_ms) + " ms",
+                d.error.vendor_code, d.error.vendor_name);
+}
+
+void FaultBackend::flip_output(FaultStream* stream, FaultDevice* dev,
+                               xal_devptr_t dptr, void* host, uint64_t bytes,
+                               const Decision& d) {
+  if (bytes == 0 || d.flips.empty()) return;
+  if (host == nullptr && t.device_ptr_to_host != nullptr) {
+    host = t.device_ptr_to_host(dev->target, dptr, bytes);
+  }
+  if (host != nullptr) {
+    if (t.stream_enqueue_host_func != nullptr) {
+      auto job = std::make_unique<FlipJob>(
+          FlipJob{static_cast<uint8_t*>(host), d.flips});
+      if (t.stream_enqueue_host_func(stream->target, &FlipJob::run,
+                                     job.get()) == XAL_SUCCESS) {
+        job.release();  // FlipJob::run frees it
+        return;
+      }
+    }
+    if (t.stream_synchronize(stream->target) != XAL_SUCCESS) return;
+    auto* p = static_cast<uint8_t*>(host);
+    for (const auto& f : d.flips) p[f.offset] ^= f.mask;
+    return;
+  }
+  // Device memory the host cannot see: copy out, flip, copy back, on a
+  // stream of the output's device, after the call's stream has finished.
+  if (t.stream_synchronize(stream->target) != XAL_SUCCESS) return;
+  xal_bstream_t* s = nullptr;
+  if (t.stream_create(dev->target, 0, &s) != XAL_SUCCESS) return;
+  std::vector<uint8_t> buffer(bytes);
+  if (t.memcpy_dtoh(s, buffer.data(), dptr, bytes) == XAL_SUCCESS &&
+      t.stream_synchronize(s) == XAL_SUCCESS) {
+    for (const auto& f : d.flips) buffer[f.offset] ^= f.mask;
+    if (t.memcpy_htod(s, dptr, buffer.data(), bytes) == XAL_SUCCESS) {
+      t.stream_synchronize(s);
+    }
+  }
+  t.stream_destroy(s);
+}
+
+xal_status_t FaultBackend::reset_device(FaultDevice* dev) {
+  {
+    std::lock_guard lock(dev->state.mutex);
+    dev->state.sticky.store(false, std::memory_order_release);
+    dev->state.pending.store(false, std::memory_order_release);
+    dev->state.sticky_message.clear();
+    dev->state.pending_message.clear();
+  }
+  streams.for_each([&](FaultStream& s) {
+    if (s.device == dev) s.dead.store(true);
+  });
+  events.for_each([&](FaultEvent& e) {
+    if (e.device == dev) e.dead.store(true);
+  });
+  modules.for_each([&](FaultModule& m) {
+    if (m.device == dev) m.dead.store(true);
+  });
+  comms.for_each([&](FaultComm& c) {
+    if (c.device == dev) c.dead.store(true);
+  });
+  if (t.device_reset == nullptr) return XAL_SUCCESS;  // our state is clear
+  return t.device_reset(dev->target);
+}
+
+xal_status_t FaultBackend::health(FaultDevice* dev, xal_device_health_t* out) {
+  if (dev->state.sticky.load(std::memory_order_acquire)) {
+    std::lock_guard lock(dev->state.mutex);
+    const ErrorSpec& e = dev->state.sticky_error;
+    out->state = e.status == XAL_ERROR_DEVICE_LOST ? XAL_HEALTH_LOST
+                                                   : XAL_HEALTH_ERROR;
+    out->sticky_status = e.status;
+    out->vendor_code = e.vendor_code;
+    common::copy_string(out->message, "fault: " + error_text(e) + ": " +
+                                          dev->state.sticky_message);
+    return XAL_SUCCESS;
+  }
+  if (t.device_get_health != nullptr) {
+    return t.device_get_health(dev->target, out);
+  }
+  out->state = XAL_HEALTH_OK;
+  out->sticky_status = XAL_SUCCESS;
+  out->vendor_code = 0;
+  out->message[0] = '\0';
+  return XAL_SUCCESS;
+}
+
+}  // namespace xal::fault

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds xal with its tests into build/ and runs
+# every test (ctest, all labels), then builds again with AddressSanitizer and
+# UndefinedBehaviorSanitizer into build-asan/ and runs the unit tests there.
+# Exits non-zero when anything fails; the last line is a summary.
+#
+#   ./scripts/test.sh
+#
+# XAL_JOBS sets the build and test parallelism (default: every core),
+# XAL_BUILD_TYPE the CMake build type of build/ (default: Release).
+set -uo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "$0")/common.sh"
+cd "$XAL_ROOT" || exit 1
+xal_clean_env
+
+start=$(date +%s)
+failures=()
+summary=()
+
+step() {  # step NAME command...
+  local name=$1
+  shift
+  xal_log "== $name"
+  if "$@"; then
+    summary+=("$name: ok")
+    return 0
+  fi
+  summary+=("$name: FAILED")
+  failures+=("$name")
+  return 1
+}
+
+finish() {
+  local elapsed=$(( $(date +%s) - start ))
+  printf '\n'
+  printf '  %s\n' "${summary[@]}"
+  if (( ${#failures[@]} == 0 )); then
+    printf 'test.sh: PASS (%s) in %dm%02ds\n' "${summary[*]}" \
+      $((elapsed / 60)) $((elapsed % 60))
+    exit 0
+  fi
+  printf 'test.sh: FAIL (%s) in %dm%02ds\n' "${failures[*]}" \
+    $((elapsed / 60)) $((elapsed % 60))
+  exit 1
+}
+
+step "dependencies" "$XAL_ROOT/scripts/deps.sh" || finish
+
+# 1. The normal build, every test.
+if step "configure build/" cmake -S . -B build -G Ninja \
+     -DCMAKE_BUILD_TYPE="$XAL_BUILD_TYPE" -DXAL_BUILD_TESTS=ON \
+     "${XAL_CMAKE_BACKEND_OPTS[@]}" &&
+   step "build build/" cmake --build build -j "$XAL_JOBS"; then
+  step "ctest build/ (all labels)" \
+    ctest --test-dir build --output-on-failure -j "$XAL_JOBS"
+fi
+
+# 2. AddressSanitizer + UndefinedBehaviorSanitizer, unit tests.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+if step "configure build-asan/" cmake -S . -B build-asan -G Ninja \
+     -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" \
+     "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
+     -DXAL_SANITIZE=address,undefined -DXAL_BUILD_TESTS=ON \
+     -DXAL_BUILD_BENCH=OFF "${XAL_CMAKE_BACKEND_OPTS[@]}" &&
+   step "build build-asan/" cmake --build build-asan -j "$XAL_JOBS"; then
+  step "ctest build-asan/ -L unit" \
+    ctest --test-dir build-asan -L unit --output-on-failure -j "$XAL_JOBS"
+fi
+
+finish

@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# gpu-check.sh -- checks xal's CUDA backend on a machine with NVIDIA GPUs.
+#
+# The GPU machine has the NVIDIA driver, the CUDA toolkit, CMake and ninja,
+# but none of the libraries xal builds with (oneTBB, nlohmann/json,
+# GoogleTest, Google Benchmark, CLI11) and no network. So the check runs from
+# a self-contained bundle made on a development machine:
+#
+#   tools/gpu-check.sh --prepare DIR      (here) build in Release and put
+#                                         the binaries, libxal, the plugins
+#                                         and every shared library they need
+#                                         into DIR; binaries find them through
+#                                         RPATH $ORIGIN, not LD_LIBRARY_PATH.
+#   DIR/gpu-check.sh [--out OUT]          (there) run the checks, results in
+#                                         OUT (default: $OUT, else
+#                                         ./gpu-check-<date>).
+#   DIR/gpu-check.sh --simulate [--out OUT]
+#                                         the same run on the simulated
+#                                         driver, to try the bundle without a
+#                                         GPU (figures are meaningless).
+#
+# The run: system facts (nvidia-smi), xal-info, the conformance suite in
+# full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
+# and xal-cuda-rawbench (raw driver API against xal, same run). It stops
+# each step at its own time limit so that the whole run stays under 8
+# minutes. summary.txt lists each step's outcome and the targets of issue 8:
+# H2D/D2H page-locked >= 0.98 of raw from 1 MiB, D2D >= 0.98, launch
+# overhead <= 0.2 us over cuLaunchKernel.
+set -u -o pipefail
+
+usage() {
+  sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+die() {
+  echo "gpu-check: $*" >&2
+  exit 1
+}
+
+script_dir() {
+  cd "$(dirname "${BASH_SOURCE[0]}")" && pwd
+}
+
+# ---------------------------------------------------------------------------
+# --prepare DIR
+# ---------------------------------------------------------------------------
+prepare() {
+  local dest="$1"
+  local repo
+  repo="$(cd "$(script_dir)/.." && pwd)"
+  [[ -f "$repo/CMakeLists.txt" ]] || die "--prepare runs from the source tree"
+  local build="${GPU_CHECK_BUILD_DIR:-$repo/build-gpu-check}"
+  local jobs="${GPU_CHECK_JOBS:-2}"
+  mkdir -p "$dest" || die "cannot create $dest"
+  dest="$(cd "$dest" && pwd)"
+
+  echo "gpu-check: configuring a Release build in $build"
+  # Every binary finds its libraries beside it or in ../lib. GCC 12 gives
+  # false -Wrestrict warnings on std::string concatenation at -O3 (GCC bug
+  # 105329); they are not errors for the bundle.
+  cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DXAL_BUILD_TESTS=OFF -DXAL_BUILD_EXAMPLES=OFF \
+    -DCMAKE_CXX_FLAGS=-Wno-restrict \
+    '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/../lib' >"$dest/.configure.log" 2>&1 ||
+    { tail -30 "$dest/.configure.log"; die "configure failed"; }
+
+  local targets=(xal xal_backend_cuda xalsim_cuda xal-info xal-conform
+                 xal-conform-suite xal-bench xal-cuda-rawbench)
+  local available=()
+  local t
+  for t in "${targets[@]}"; do
+    if ninja -C "$build" -t query "$t" >/dev/null 2>&1; then
+      available+=("$t")
+    else
+      echo "gpu-check: target $t is not in this build; the bundle goes without it"
+    fi
+  done
+  # Other backends are useful for mixed-device runs but not needed.
+  for t in xal_backend_mock xal_backend_fault; do
+    ninja -C "$build" -t query "$t" >/dev/null 2>&1 && available+=("$t")
+  done
+  echo "gpu-check: building ${available[*]}"
+  cmake --build "$build" --target "${available[@]}" -j"$jobs" \
+    >"$dest/.build.log" 2>&1 ||
+    { tail -40 "$dest/.build.log"; die "build failed"; }
+
+  rm -rf "$dest/bin" "$dest/lib"
+  mkdir -p "$dest/bin" "$dest/lib/xal" "$dest/lib/cuda-sim"
+  local f
+  for f in xal-info xal-conform xal-conform-suite xal-bench xal-cuda-rawbench; do
+    [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$dest/bin/"
+  done
+  cp -P "$build"/lib/libxal.so* "$dest/lib/" 2>/dev/null ||
+    die "libxal.so was not built"
+  cp "$build"/lib/xal/libxal_backend_*.so "$dest/lib/xal/"
+  cp -P "$build"/lib/cuda-sim/libcuda.so* "$dest/lib/cuda-sim/" 2>/dev/null || true
+
+  # The shared libraries the binaries need, except the C library itself and
+  # the NVIDIA driver: copied into lib/ where RPATH finds them.
+  local elf lib path
+  local skip='^(linux-vdso|libc\.so|libm\.so|libpthread\.so|libdl\.so|librt\.so|ld-linux|libcuda\.so|libnvidia)'
+  for elf in "$dest"/bin/* "$dest"/lib/libxal.so.* "$dest"/lib/xal/*.so; do
+    [[ -f "$elf" && ! -L "$elf" ]] || continue
+    while read -r lib path; do
+      [[ "$lib" =~ $skip ]] && continue
+      [[ "$path" == "$dest"* ]] && continue
+      [[ -f "$path" && ! -e "$dest/lib/$lib" ]] && cp -L "$path" "$dest/lib/$lib"
+    done < <(ldd "$elf" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}')
+  done
+  # Plugins look beside themselves ($ORIGIN): point them at the same copies.
+  for lib in "$dest"/lib/*.so.*; do
+    [[ -f "$lib" && "$(basename "$lib")" != libxal.so* ]] || continue
+    ln -sf "../$(basename "$lib")" "$dest/lib/xal/$(basename "$lib")"
+  done
+  cp "$(script_dir)/gpu-check.sh" "$dest/gpu-check.sh"
+  chmod +x "$dest/gpu-check.sh"
+  {
+    echo "xal GPU check bundle"
+    echo "made: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
+    echo "source: $(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)"
+    echo "CUDA headers: $(grep -m1 '#define CUDA_VERSION' /usr/local/cuda/include/cuda.h 2>/dev/null)"
+    echo
+    (cd "$dest" && find . -type f ! -name '.*' | sort)
+  } >"$dest/MANIFEST"
+  rm -f "$dest/.configure.log" "$dest/.build.log"
+  verify_bundle "$dest" || die "the bundle is not self-contained"
+  echo "gpu-check: bundle ready in $dest ($(du -sh "$dest" | cut -f1))"
+}
+
+# Every library a bundled program, libxal or a plugin needs must resolve, and
+# the copied ones must resolve inside the bundle (RPATH), with
+# LD_LIBRARY_PATH unset. (The copied third-party libraries themselves are
+# reached through the programs, whose resolution ldd shows in full.)
+verify_bundle() {
+  local dest="$1" elf ok=0 bad
+  for elf in "$dest"/bin/* "$dest"/lib/libxal.so.*.* "$dest"/lib/xal/libxal_backend_*.so; do
+    [[ -f "$elf" && ! -L "$elf" ]] || continue
+    bad="$(env -u LD_LIBRARY_PATH ldd "$elf" 2>&1 | grep 'not found')"
+    if [[ -n "$bad" ]]; then
+      echo "gpu-check: $elf: $bad" >&2
+      ok=1
+    fi
+    while read -r lib path; do
+      if [[ -e "$dest/lib/$lib" && "$path" != "$dest"* ]]; then
+        echo "gpu-check: $elf takes $lib from $path, not the bundle" >&2
+        ok=1
+      fi
+    done < <(env -u LD_LIBRARY_PATH ldd "$elf" 2>/dev/null |
+             awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}')
+  done
+  if [[ -x "$dest/bin/xal-info" ]]; then
+    env -u LD_LIBRARY_PATH "$dest/bin/xal-info" --help >/dev/null 2>&1 ||
+      { echo "gpu-check: bin/xal-info does not start" >&2; ok=1; }
+  fi
+  return $ok
+}
+
+# ---------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------
+STEPS=()
+
+# step NAME LIMIT_S COMMAND...: runs with a time limit, output to OUT/NAME.log
+step() {
+  local name="$1" limit="$2"
+  shift 2
+  local start=$SECONDS rc
+  echo "gpu-check: [$name] (limit ${limit}s) $*"
+  timeout --kill-after=10 "$limit" "$@" >"$OUT_DIR/$name.log" 2>&1
+  rc=$?
+  local took=$((SECONDS - start))
+  local outcome="ok"
+  if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+    outcome="TIMEOUT"
+  elif [[ $rc -ne 0 ]]; then
+    outcome="FAILED (exit $rc)"
+  fi
+  STEPS+=("$(printf '%-12s %-18s %4ss' "$name" "$outcome" "$took")")
+  echo "gpu-check: [$name] $outcome in ${took}s"
+  return 0
+}
+
+run_checks() {
+  local bundle="$1" simulate="$2"
+  local bin="$bundle/bin"
+  [[ -x "$bin/xal-info" ]] || die "$bundle is not a bundle (tools/gpu-check.sh --prepare DIR)"
+  mkdir -p "$OUT_DIR" || die "cannot create $OUT_DIR"
+  OUT_DIR="$(cd "$OUT_DIR" && pwd)"
+  export XAL_BACKENDS="${XAL_BACKENDS:-cuda}"
+  local label="real hardware"
+  if [[ "$simulate" == 1 ]]; then
+    [[ -e "$bundle/lib/cuda-sim/libcuda.so.1" ]] || die "no simulated driver in the bundle"
+    export XAL_CUDA_DRIVER="$bundle/lib/cuda-sim/libcuda.so.1"
+    export XALSIM_CUDA_DEVICES="${XALSIM_CUDA_DEVICES:-2}"
+    # Room for the parity group's 256 MiB buffers (host memory, touched
+    # only where written).
+    export XALSIM_CUDA_MEMORY="${XALSIM_CUDA_MEMORY:-8GiB}"
+    label="SIMULATED driver (figures are not hardware figures)"
+  fi
+
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "host: $(uname -a)"
+    echo "run on: $label"
+    echo "bundle: $bundle"
+    [[ -f "$bundle/MANIFEST" ]] && sed -n '2,4p' "$bundle/MANIFEST"
+  } >"$OUT_DIR/system.txt"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi >>"$OUT_DIR/system.txt" 2>&1
+    nvidia-smi -q >"$OUT_DIR/nvidia-smi-q.txt" 2>&1
+  fi
+
+  local start=$SECONDS
+  step xal-info 20 "$bin/xal-info" --json
+  cp "$OUT_DIR/xal-info.log" "$OUT_DIR/xal-info.json"
+  if [[ -x "$bin/xal-conform" ]]; then
+    step conformance 210 "$bin/xal-conform" --backend cuda \
+      --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
+  else
+    STEPS+=("conformance  MISSING from the bundle")
+  fi
+  if [[ -x "$bin/xal-bench" ]]; then
+    step bench-copy 70 "$bin/xal-bench" copy --benchmark_min_time=0.2 \
+      --benchmark_format=json --benchmark_out="$OUT_DIR/bench-copy.json"
+    step bench-dispatch 40 "$bin/xal-bench" dispatch --benchmark_min_time=0.1 \
+      --benchmark_format=json --benchmark_out="$OUT_DIR/bench-dispatch.json"
+  else
+    STEPS+=("xal-bench    MISSING from the bundle")
+  fi
+  if [[ -x "$bin/xal-cuda-rawbench" ]]; then
+    if [[ "$simulate" == 1 ]]; then
+      step rawbench 90 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
+        --sizes 1MiB 4MiB --iterations 4 --trials 2 --launches 2048
+    else
+      step rawbench 90 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
+    fi
+  else
+    STEPS+=("rawbench     MISSING from the bundle")
+  fi
+
+  {
+    echo "xal GPU check: $label"
+    sed -n '1,2p' "$OUT_DIR/system.txt"
+    echo "total: $((SECONDS - start))s"
+    echo
+    printf '%s\n' "${STEPS[@]}"
+    echo
+    if [[ -f "$OUT_DIR/rawbench.log" ]]; then
+      echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us):"
+      cat "$OUT_DIR/rawbench.log"
+    fi
+    if [[ -f "$OUT_DIR/conformance.log" ]]; then
+      echo
+      echo "conformance (last lines):"
+      tail -15 "$OUT_DIR/conformance.log"
+    fi
+  } >"$OUT_DIR/summary.txt"
+  cat "$OUT_DIR/summary.txt"
+  echo "gpu-check: results in $OUT_DIR"
+}
+
+main() {
+  local prepare_dir="" out="" simulate=0 bundle=""
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --prepare) [[ $# -ge 2 ]] || die "--prepare needs a folder"; prepare_dir="$2"; shift 2 ;;
+      --out) [[ $# -ge 2 ]] || die "--out needs a folder"; out="$2"; shift 2 ;;
+      --bundle) [[ $# -ge 2 ]] || die "--bundle needs a folder"; bundle="$2"; shift 2 ;;
+      --simulate) simulate=1; shift ;;
+      -h|--help) usage; exit 0 ;;
+      *) die "unknown argument '$1' (see --help)" ;;
+    esac
+  done
+  if [[ -n "$prepare_dir" ]]; then
+    prepare "$prepare_dir"
+    return
+  fi
+  [[ -n "$bundle" ]] || bundle="$(script_dir)"
+  bundle="$(cd "$bundle" 2>/dev/null && pwd)" || die "no bundle folder"
+  OUT_DIR="${out:-${OUT:-./gpu-check-$(date -u +%Y%m%d-%H%M%S)}}"
+  run_checks "$bundle" "$simulate"
+}
+
+main "$@"

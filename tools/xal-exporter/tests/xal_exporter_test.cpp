@@ -1,0 +1,300 @@
+// xal-exporter, the program, against the mock backend: scraped with cpp-httplib and curl and checked by a strict
+// parser of the Prometheus text format. Also validates the Grafana
+// dashboard against the metric names the exporter serves.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <map>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "prom_parser.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using xal::exporter::test::ChildProcess;
+using xal::exporter::test::Parsed;
+using xal::exporter::test::parse_exposition;
+
+const std::string kMockEnv = std::string("XAL_BACKENDS=") + XAL_MOCK_PLUGIN;
+
+std::string join_errors(const Parsed& p) {
+  std::string out;
+  for (const std::string& e : p.errors) out += e + "\n";
+  return out;
+}
+
+// Runs the exporter to completion (bounded) and returns {exit, output}.
+std::pair<int, std::string> run_exporter(const std::vector<std::string>& args,
+                                         std::vector<std::string> env = {}) {
+  std::vector<std::string> argv{XAL_EXPORTER_EXE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  env.insert(env.begin(), kMockEnv);
+  ChildProcess child(argv, env);
+  const int code = child.wait(30s);
+  return {code, child.output()};
+}
+
+// Memory of each device as xal-info --json reports it (the mock profile).
+std::vector<uint64_t> memory_from_xal_info() {
+  ChildProcess info({XAL_INFO_EXE, "--json"}, {kMockEnv});
+  EXPECT_EQ(info.wait(30s), 0) << info.output();
+  const auto j = nlohmann::json::parse(info.output(), nullptr, false);
+  std::vector<uint64_t> out;
+  if (j.is_discarded() || !j.contains("devices")) {
+    ADD_FAILURE() << "xal-info --json gave no devices:\n" << info.output();
+    return out;
+  }
+  for (const auto& d : j["devices"]) out.push_back(d.at("memory_bytes"));
+  return out;
+}
+
+// The checks every exposition of the two default mock devices passes.
+void check_mock_exposition(const std::string& text) {
+  const Parsed p = parse_exposition(text);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p) << "\n" << text;
+  ASSERT_NE(p.family("xal_device_info"), nullptr) << text;
+  EXPECT_EQ(p.family("xal_device_info")->samples.size(), 2u);
+  EXPECT_EQ(p.family("xal_device_info")->type, "gauge");
+  const std::vector<uint64_t> memory = memory_from_xal_info();
+  ASSERT_EQ(memory.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::map<std::string, std::string> dev{{"device", std::to_string(i)}};
+    const auto info = p.find("xal_device_info", dev);
+    ASSERT_EQ(info.size(), 1u) << "device " << i;
+    EXPECT_EQ(info[0].labels.at("backend"), "mock");
+    EXPECT_EQ(info[0].labels.at("simulated"), "true");
+    EXPECT_EQ(info[0].labels.at("partition"), "");
+    EXPECT_TRUE(std::regex_match(info[0].labels.at("uuid"),
+                                 std::regex("[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}")));
+    EXPECT_FALSE(info[0].labels.at("name").empty());
+
+    const auto total = p.find("xal_memory_total_bytes", dev);
+    ASSERT_EQ(total.size(), 1u) << text;
+    EXPECT_EQ(static_cast<uint64_t>(total[0].value), memory[i]);
+    const auto used = p.find("xal_memory_used_bytes", dev);
+    ASSERT_EQ(used.size(), 1u);
+    EXPECT_LE(used[0].value, total[0].value);
+    const auto util = p.find("xal_utilization_ratio", dev);
+    ASSERT_EQ(util.size(), 1u);
+    EXPECT_GE(util[0].value, 0.0);
+    EXPECT_LE(util[0].value, 1.0);
+    ASSERT_EQ(p.find("xal_power_watts", dev).size(), 1u);
+    EXPECT_GT(p.find("xal_power_watts", dev)[0].value, 0.0);
+    EXPECT_EQ(p.find("xal_temperature_celsius", dev).size(), 1u);
+    EXPECT_EQ(p.find("xal_sm_clock_hertz", dev).size(), 1u);
+    const auto health = p.find("xal_device_health", dev);
+    ASSERT_EQ(health.size(), 4u);
+    for (const auto& s : health) {
+      EXPECT_EQ(s.value, s.labels.at("state") == "ok" ? 1.0 : 0.0);
+    }
+    EXPECT_EQ(p.find("xal_device_metrics_up", dev).at(0).value, 1.0);
+  }
+  // The mock does not fill PCIe replays: the family must be absent.
+  EXPECT_EQ(p.family("xal_pcie_replays_total"), nullptr);
+  if (const auto* copy = p.family("xal_copy_bytes_total")) {
+    EXPECT_EQ(copy->type, "counter");
+    EXPECT_EQ(copy->samples.size(), 8u);  // 4 directions x 2 devices
+    EXPECT_EQ(p.find("xal_copy_bytes_total", {{"direction", "peer"}}).size(), 2u);
+    const auto oom = p.find("xal_errors_total",
+                            {{"status", "XAL_ERROR_OUT_OF_MEMORY"}});
+    EXPECT_EQ(oom.size(), 2u);
+  }
+  ASSERT_NE(p.family("xal_devices"), nullptr);
+  EXPECT_EQ(p.family("xal_devices")->samples.at(0).value, 2.0);
+  EXPECT_EQ(p.find("xal_backend_info", {{"backend", "mock"}}).size(), 1u);
+}
+
+// A free TCP port on 127.0.0.1, and a socket that holds it when asked.
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  explicit Listener(bool keep) {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        listen(fd, 1) != 0) {
+      ADD_FAILURE() << "cannot bind a test socket";
+      return;
+    }
+    socklen_t len = sizeof(addr);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+    if (!keep) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  ~Listener() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Starts the exporter on a free port; returns the port from its banner.
+int start_server(ChildProcess& child) {
+  const std::string line = child.wait_for_line("serving http://", 30s);
+  std::smatch m;
+  if (!std::regex_search(line, m, std::regex(":([0-9]+)/metrics"))) {
+    ADD_FAILURE() << "no banner:\n" << child.output();
+    return 0;
+  }
+  return std::stoi(m[1]);
+}
+
+TEST(XalExporter, OnceOutputIsAValidExposition) {
+  const auto [code, output] = run_exporter({"--once"});
+  ASSERT_EQ(code, 0) << output;
+  check_mock_exposition(output);
+}
+
+TEST(XalExporter, ServesMetricsToAnHttplibClient) {
+  ChildProcess child({XAL_EXPORTER_EXE, "--port", "0"}, {kMockEnv});
+  const int port = start_server(child);
+  ASSERT_GT(port, 0);
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(10, 0);
+  client.set_read_timeout(10, 0);
+  auto res = client.Get("/metrics");
+  ASSERT_TRUE(res) << "no answer: " << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_NE(res->get_header_value("Content-Type").find("version=0.0.4"),
+            std::string::npos);
+  check_mock_exposition(res->body);
+
+  auto health = client.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(health->body, "ok\n");
+  auto index = client.Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_NE(index->body.find("href=\"/metrics\""), std::string::npos);
+  auto missing = client.Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+
+  EXPECT_EQ(child.stop(SIGTERM, 15s), 0) << child.output();
+  EXPECT_NE(child.output().find("stopped"), std::string::npos) << child.output();
+}
+
+TEST(XalExporter, ServesMetricsToCurlAndStopsOnSigint) {
+  const std::string curl = XAL_CURL;
+  if (curl.empty() || curl.find("NOTFOUND") != std::string::npos) {
+    GTEST_SKIP() << "curl not found; the httplib client test covers scraping";
+  }
+  ChildProcess child({XAL_EXPORTER_EXE, "--port", "0"}, {kMockEnv});
+  const int port = start_server(child);
+  ASSERT_GT(port, 0);
+  ChildProcess fetch({curl, "-sS", "--fail", "--max-time", "20",
+                      "http://127.0.0.1:" + std::to_string(port) + "/metrics"},
+                     {});
+  ASSERT_EQ(fetch.wait(30s), 0) << fetch.output();
+  check_mock_exposition(fetch.output());
+  EXPECT_EQ(child.stop(SIGINT, 15s), 0) << child.output();
+}
+
+TEST(XalExporter, PortInUseIsAClearError) {
+  Listener busy(true);
+  ASSERT_GT(busy.port, 0);
+  const std::string port = std::to_string(busy.port);
+  const auto [code, output] = run_exporter({"--port", port});
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("port " + port + " on 127.0.0.1 is in use"),
+            std::string::npos)
+      << output;
+}
+
+TEST(XalExporter, BadInputGivesAClearError) {
+  const auto [dev_code, dev_out] = run_exporter({"--once", "--device", "9"});
+  EXPECT_EQ(dev_code, 1);
+  EXPECT_NE(dev_out.find("no device 9"), std::string::npos) << dev_out;
+
+  const auto [host_code, host_out] =
+      run_exporter({"--host", "192.0.2.1", "--port", "0"});
+  EXPECT_EQ(host_code, 1);
+  EXPECT_NE(host_out.find("192.0.2.1"), std::string::npos) << host_out;
+
+  const auto [port_code, port_out] = run_exporter({"--port", "70000"});
+  EXPECT_NE(port_code, 0) << port_out;
+
+  const auto [none_code, none_out] =
+      run_exporter({"--once"}, {"XAL_BACKENDS=/nonexistent/libxal_backend_x.so"});
+  // A missing backend is listed, not fatal: the exposition stays valid.
+  if (none_code == 0) {
+    const Parsed p = parse_exposition(none_out);
+    EXPECT_TRUE(p.errors.empty()) << join_errors(p);
+    EXPECT_EQ(p.family("xal_devices")->samples.at(0).value, 0.0);
+    EXPECT_EQ(p.find("xal_backend_info", {{"state", "loaded"}}).size(), 0u);
+  } else {
+    EXPECT_EQ(none_code, 1) << none_out;
+  }
+}
+
+TEST(XalExporter, MemoryLimitIsExported) {
+  const auto [code, output] = run_exporter({"--once"}, {"XAL_MEMORY_LIMIT=1GiB"});
+  ASSERT_EQ(code, 0) << output;
+  const Parsed p = parse_exposition(output);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p);
+  const auto limit = p.find("xal_memory_limit_bytes");
+  if (limit.empty()) GTEST_SKIP() << "the core does not report the limit yet";
+  EXPECT_EQ(limit.size(), 2u);
+  EXPECT_EQ(limit[0].value, 1073741824.0);
+}
+
+TEST(GrafanaDashboard, ParsesAndQueriesOnlyExportedMetrics) {
+  std::ifstream file(XAL_DASHBOARD);
+  ASSERT_TRUE(file) << XAL_DASHBOARD;
+  const auto dash = nlohmann::json::parse(file, nullptr, false);
+  ASSERT_FALSE(dash.is_discarded()) << "not JSON: " << XAL_DASHBOARD;
+  EXPECT_GE(dash.at("schemaVersion").get<int>(), 36);
+  EXPECT_FALSE(dash.at("title").get<std::string>().empty());
+  std::set<std::string> vars;
+  for (const auto& v : dash.at("templating").at("list")) vars.insert(v.at("name"));
+  EXPECT_TRUE(vars.count("datasource") && vars.count("backend") &&
+              vars.count("device"));
+
+  const auto [code, output] = run_exporter({"--once"});
+  ASSERT_EQ(code, 0) << output;
+  const Parsed p = parse_exposition(output);
+  std::set<std::string> types;
+  size_t targets = 0;
+  const std::regex metric("xal_[a-z_]+");
+  for (const auto& panel : dash.at("panels")) {
+    types.insert(panel.at("type").get<std::string>());
+    if (!panel.contains("targets")) continue;
+    for (const auto& t : panel["targets"]) {
+      const std::string expr = t.at("expr");
+      ++targets;
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end;
+           it != end; ++it) {
+        std::string name = it->str();
+        // Rates and histograms refer to the family itself.
+        EXPECT_TRUE(p.family(name) != nullptr ||
+                    name == "xal_memory_limit_bytes" ||
+                    name == "xal_pcie_replays_total" ||
+                    name == "xal_ecc_corrected_errors_total")
+            << "dashboard queries " << name << " which the exporter lacks";
+      }
+    }
+  }
+  EXPECT_GE(targets, 5u);
+  EXPECT_TRUE(types.count("heatmap")) << "the utilization heat map";
+}
+
+}  // namespace

@@ -1,0 +1,254 @@
+#include "commands.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "log_summary.hpp"
+#include "ops.hpp"
+#include "plan.hpp"
+#include "runner.hpp"
+
+namespace xal::faulttool {
+namespace {
+
+std::string command_text(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+nlohmann::json outcome_json(const Outcome& o, double timeout_s) {
+  nlohmann::json j;
+  j["started"] = o.started;
+  if (!o.started) j["start_error"] = o.start_error;
+  j["exit_code"] = o.signal == 0 && !o.timed_out && o.started
+                       ? nlohmann::json(o.exit_code)
+                       : nlohmann::json(nullptr);
+  j["signal"] = o.signal;
+  j["timed_out"] = o.timed_out;
+  j["seconds"] = o.seconds;
+  j["ended"] = describe(o, timeout_s);
+  return j;
+}
+
+std::string default_error(const std::string& op) {
+  if (op.find("alloc") != std::string::npos) return "OUT_OF_MEMORY";
+  for (size_t i = 0; i < fault::kOpCount; ++i) {
+    const auto o = static_cast<fault::Op>(i);
+    if (fault::op_matches(op, o) &&
+        (fault::op_is_sync(o) || o == fault::Op::allreduce ||
+         o == fault::Op::broadcast || o == fault::Op::reduce ||
+         o == fault::Op::allgather || o == fault::Op::reduce_scatter ||
+         o == fault::Op::alltoall)) {
+      return "TIMEOUT";
+    }
+  }
+  return "BACKEND";
+}
+
+}  // namespace
+
+std::string temp_log_path(const std::string& tag) {
+  const char* dir = std::getenv("TMPDIR");
+  std::string pattern = std::string(dir != nullptr && *dir ? dir : "/tmp") +
+                        "/xal-fault-" + tag + "-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  const int fd = ::mkstemp(buf.data());
+  if (fd < 0) throw std::runtime_error("cannot create a temporary log file");
+  ::close(fd);
+  std::remove(buf.data());
+  return std::string(buf.data());
+}
+
+std::map<std::string, std::string> run_environment(const CommonOptions& o,
+                                                   const std::string& faults,
+                                                   const std::string& log) {
+  std::map<std::string, std::string> env;
+  std::string target = o.target;
+  if (!o.plan.empty()) {
+    const auto plan = fault::parse_plan_file(o.plan);  // refuse bad plans now
+    if (target.empty()) target = plan.target;
+    env["XAL_FAULT_PLAN"] = std::filesystem::absolute(o.plan).string();
+  }
+  if (!faults.empty()) {
+    const auto plan = fault::parse_plan_compact(faults, "--faults");
+    if (target.empty()) target = plan.target;
+    env["XAL_FAULTS"] = faults;
+  } else if (!o.plan.empty()) {
+    env["XAL_FAULTS"] = "";  // a stray XAL_FAULTS must not add rules
+  }
+  if (target.empty()) target = "mock";
+  env["XAL_FAULT_LOG"] = log;
+  if (o.seed) env["XAL_FAULT_SEED"] = std::to_string(*o.seed);
+  const char* backends = std::getenv("XAL_BACKENDS");
+  if (backends == nullptr || *backends == '\0') {
+    env["XAL_BACKENDS"] = "fault:" + target;
+  }
+  return env;
+}
+
+int command_run(const RunOptions& options) {
+  const auto& o = options.common;
+  if (o.plan.empty() && o.faults.empty() && std::getenv("XAL_FAULT_PLAN") == nullptr &&
+      std::getenv("XAL_FAULTS") == nullptr) {
+    std::cerr << "xal-fault run: give --plan and/or --faults\n";
+    return 2;
+  }
+  if (o.timeout_s < 0) {
+    std::cerr << "xal-fault run: --timeout must be >= 0\n";
+    return 2;
+  }
+  const bool keep = !options.log.empty();
+  const std::string log = keep ? options.log : temp_log_path("run");
+  std::map<std::string, std::string> env;
+  try {
+    env = run_environment(o, o.faults, log);
+  } catch (const fault::PlanError& e) {
+    std::cerr << "xal-fault run: plan refused: " << e.what() << "\n";
+    return 2;
+  }
+  if (keep) std::remove(log.c_str());  // a fresh log for this run
+  const Outcome out = run_command(o.command, env, o.timeout_s, o.quiet);
+  const LogSummary summary = summarize_log(log);
+  if (!keep) std::remove(log.c_str());
+  if (!out.started) {
+    std::cerr << "xal-fault run: " << out.start_error << "\n";
+    return 127;
+  }
+  if (o.json) {
+    nlohmann::json j;
+    j["command"] = o.command;
+    j["outcome"] = outcome_json(out, o.timeout_s);
+    j["injections"] = summary.injections;
+    j["rules"] = nlohmann::json::object();
+    for (const auto& [name, r] : summary.rules) {
+      j["rules"][name] = {{"fired", r.fired},
+                          {"operations", r.operations},
+                          {"actions", r.actions}};
+    }
+    if (keep) j["log"] = log;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "xal-fault: " << command_text(o.command) << "\n"
+              << "  ended: " << describe(out, o.timeout_s) << " after "
+              << out.seconds << " s\n"
+              << "  injections: " << summary.injections << "\n";
+    for (const auto& [name, r] : summary.rules) {
+      std::cout << "    rule '" << name << "': " << r.fired << " (";
+      bool first = true;
+      for (const auto& [op, n] : r.operations) {
+        std::cout << (first ? "" : ", ") << op << " x" << n;
+        first = false;
+      }
+      for (const auto& [what, n] : r.actions) std::cout << "; " << what << " x" << n;
+      std::cout << ")\n";
+    }
+    if (keep) std::cout << "  log: " << log << "\n";
+  }
+  return shell_status(out);
+}
+
+int command_sweep(const SweepOptions& options) {
+  const auto& o = options.common;
+  if (o.timeout_s < 0 || options.max_runs == 0) {
+    std::cerr << "xal-fault sweep: --timeout must be >= 0 and --max-runs > 0\n";
+    return 2;
+  }
+  const std::string error =
+      options.error.empty() ? default_error(options.op) : options.error;
+  // Check the rule once: unknown operations and errors are refused here.
+  const std::string probe = options.op + "=nth(1)name(sweep)error(" + error + ")";
+  try {
+    fault::parse_plan_compact(probe, "--op/--error");
+  } catch (const fault::PlanError& e) {
+    std::cerr << "xal-fault sweep: " << e.what() << "\n";
+    return 2;
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  uint32_t crashed = 0, hung = 0, failed = 0, passed = 0;
+  bool finished = false;
+  for (uint32_t k = 1; k <= options.max_runs; ++k) {
+    const std::string rule =
+        options.op + "=nth(" + std::to_string(k) + ")name(sweep)error(" + error + ")";
+    const std::string faults = o.faults.empty() ? rule : o.faults + ";" + rule;
+    const std::string log = temp_log_path("sweep");
+    std::map<std::string, std::string> env;
+    try {
+      env = run_environment(o, faults, log);
+    } catch (const fault::PlanError& e) {
+      std::cerr << "xal-fault sweep: plan refused: " << e.what() << "\n";
+      return 2;
+    }
+    const Outcome out = run_command(o.command, env, o.timeout_s, o.quiet);
+    const LogSummary summary = summarize_log(log);
+    std::remove(log.c_str());
+    if (!out.started) {
+      std::cerr << "xal-fault sweep: " << out.start_error << "\n";
+      return 127;
+    }
+    const auto it = summary.rules.find("sweep");
+    const bool injected = it != summary.rules.end() && it->second.fired > 0;
+    std::string verdict = "ok";
+    if (out.timed_out) {
+      verdict = "hung";
+      ++hung;
+    } else if (out.signal != 0) {
+      verdict = "crashed";
+      ++crashed;
+    } else if (out.exit_code != 0) {
+      verdict = "exited non-zero";
+      ++failed;
+    } else {
+      ++passed;
+    }
+    runs.push_back({{"call", k},
+                    {"injected", injected},
+                    {"verdict", verdict},
+                    {"outcome", outcome_json(out, o.timeout_s)},
+                    {"injections", summary.injections}});
+    if (!o.json) {
+      std::cout << "run " << k << ": fail call " << k << " of " << options.op
+                << (injected ? "" : " (no such call)") << ": "
+                << describe(out, o.timeout_s) << (verdict == "ok" ? "" : "  <-- ")
+                << (verdict == "ok" ? "" : verdict) << "\n";
+    }
+    if (!injected) {
+      finished = true;
+      break;
+    }
+  }
+  const bool bad = crashed > 0 || hung > 0 || (options.strict && failed > 0);
+  if (o.json) {
+    nlohmann::json j;
+    j["command"] = o.command;
+    j["operation"] = options.op;
+    j["error"] = error;
+    j["runs"] = runs;
+    j["complete"] = finished;
+    j["summary"] = {{"runs", runs.size()}, {"ok", passed}, {"crashed", crashed},
+                    {"hung", hung}, {"exited_non_zero", failed}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "sweep of " << options.op << " (" << error << "): "
+              << runs.size() << " runs" << (finished ? "" : " (stopped at --max-runs)")
+              << ", " << passed << " ok, " << crashed << " crashed, " << hung
+              << " hung, " << failed << " exited non-zero\n";
+    for (const auto& r : runs) {
+      if (r["verdict"] != "ok") {
+        std::cout << "  call " << r["call"].get<uint32_t>() << ": "
+                  << r["verdict"].get<std::string>() << " ("
+                  << r["outcome"]["ended"].get<std::string>() << ")\n";
+      }
+    }
+  }
+  return bad ? 1 : 0;
+}
+
+}  // namespace xal::faulttool

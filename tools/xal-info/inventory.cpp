@@ -1,0 +1,151 @@
+#include "inventory.hpp"
+
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+#include <utility>
+
+namespace xal::info {
+namespace {
+
+void check(xal_status_t status, const std::string& what) {
+  if (status != XAL_SUCCESS) {
+    throw std::runtime_error(what + " failed: " + last_error_text(status));
+  }
+}
+
+}  // namespace
+
+std::string last_error_text(xal_status_t status) {
+  xal_error_info_t error{};
+  error.struct_size = sizeof(error);
+  std::string text = xal_status_name(status);
+  if (xal_last_error(&error) == XAL_SUCCESS && error.message[0] != '\0') {
+    text += ": ";
+    text += error.message;
+    if (error.vendor_code != 0) {
+      text += " (vendor code " + std::to_string(error.vendor_code);
+      if (error.vendor_name[0] != '\0') {
+        text += std::string(" ") + error.vendor_name;
+      }
+      text += ")";
+    }
+  }
+  return text;
+}
+
+Inventory collect_inventory() {
+  Inventory inv;
+  inv.abi_version = xal_abi_version();
+
+  uint32_t backend_count = 0;
+  check(xal_backend_count(&backend_count), "xal_backend_count");
+  for (uint32_t i = 0; i < backend_count; ++i) {
+    BackendRecord record;
+    record.info.struct_size = sizeof(record.info);
+    check(xal_backend_get_info(i, &record.info),
+          "xal_backend_get_info(" + std::to_string(i) + ")");
+    inv.backends.push_back(record);
+  }
+
+  uint32_t device_count = 0;
+  check(xal_device_count(&device_count), "xal_device_count");
+  for (uint32_t i = 0; i < device_count; ++i) {
+    xal_device_t device = nullptr;
+    check(xal_device_get(i, &device),
+          "xal_device_get(" + std::to_string(i) + ")");
+    DeviceRecord record;
+    record.props.struct_size = sizeof(record.props);
+    check(xal_device_get_properties(device, &record.props),
+          "xal_device_get_properties(" + std::to_string(i) + ")");
+    uint64_t free_bytes = 0;
+    uint64_t total_bytes = 0;
+    const xal_status_t mem = xal_mem_get_info(device, &free_bytes, &total_bytes);
+    if (mem == XAL_SUCCESS) {
+      record.mem_free = free_bytes;
+      record.mem_total = total_bytes;
+    } else {
+      record.mem_error = last_error_text(mem);
+    }
+    inv.devices.push_back(std::move(record));
+  }
+  return inv;
+}
+
+const char* backend_state_name(uint32_t state) {
+  switch (state) {
+    case XAL_BACKEND_STATE_LOADED:
+      return "LOADED";
+    case XAL_BACKEND_STATE_UNAVAILABLE:
+      return "UNAVAILABLE";
+    case XAL_BACKEND_STATE_FAILED:
+      return "FAILED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+const char* device_kind_name(uint32_t kind) {
+  switch (kind) {
+    case XAL_DEVICE_KIND_GPU:
+      return "GPU";
+    case XAL_DEVICE_KIND_CPU:
+      return "CPU";
+    case XAL_DEVICE_KIND_ACCELERATOR:
+      return "ACCELERATOR";
+    case XAL_DEVICE_KIND_OTHER:
+      return "OTHER";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+std::string format_uuid(const uint8_t (&uuid)[16]) {
+  std::string text;
+  text.reserve(36);
+  for (size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) {
+      text += '-';
+    }
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x", uuid[i]);
+    text += hex.data();
+  }
+  return text;
+}
+
+std::string format_abi_version(uint32_t version) {
+  return std::to_string(XAL_ABI_MAJOR(version)) + "." +
+         std::to_string(XAL_ABI_MINOR(version));
+}
+
+std::vector<std::string> capability_names(uint64_t caps) {
+  static constexpr std::pair<uint64_t, const char*> kNames[] = {
+      {XAL_DEVICE_CAP_PEER_COPY, "peer_copy"},
+      {XAL_DEVICE_CAP_HOST_MEMORY, "host_memory"},
+      {XAL_DEVICE_CAP_KERNELS, "kernels"},
+      {XAL_DEVICE_CAP_COLLECTIVES, "collectives"},
+      {XAL_DEVICE_CAP_METRICS, "metrics"},
+      {XAL_DEVICE_CAP_EVENT_TIMING, "event_timing"},
+      {XAL_DEVICE_CAP_RESET, "reset"},
+      {XAL_DEVICE_CAP_SIMULATED, "simulated"},
+      {XAL_DEVICE_CAP_PARTITION, "partition"},
+  };
+  std::vector<std::string> names;
+  uint64_t known = 0;
+  for (const auto& [bit, name] : kNames) {
+    known |= bit;
+    if ((caps & bit) != 0) {
+      names.emplace_back(name);
+    }
+  }
+  for (unsigned bit = 0; bit < 64; ++bit) {
+    const uint64_t mask = uint64_t{1} << bit;
+    if ((caps & mask) != 0 && (known & mask) == 0) {
+      names.push_back("bit" + std::to_string(bit));
+    }
+  }
+  return names;
+}
+
+}  // namespace xal::info

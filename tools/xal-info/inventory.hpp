@@ -1,0 +1,47 @@
+// What xal-info reports: the backends xal_init considered and the devices
+// it enumerated, read through the public ABI only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xal/xal.h"
+
+namespace xal::info {
+
+struct BackendRecord {
+  xal_backend_info_t info{};
+};
+
+struct DeviceRecord {
+  xal_device_properties_t props{};
+  // xal_mem_get_info; empty when the call failed (error kept in mem_error).
+  std::optional<uint64_t> mem_free;
+  std::optional<uint64_t> mem_total;
+  std::string mem_error;
+};
+
+struct Inventory {
+  uint32_t abi_version = 0;
+  std::vector<BackendRecord> backends;
+  std::vector<DeviceRecord> devices;
+};
+
+// Reads every backend and device. xal_init must have succeeded. Throws
+// std::runtime_error naming the failing call and xal's error detail.
+// Not thread-safe against xal_shutdown.
+Inventory collect_inventory();
+
+// "XAL_ERROR_...: message" for the calling thread's last error.
+std::string last_error_text(xal_status_t status);
+
+// Helpers shared by the renderers.
+const char* backend_state_name(uint32_t state);
+const char* device_kind_name(uint32_t kind);
+std::string format_uuid(const uint8_t (&uuid)[16]);
+std::string format_abi_version(uint32_t version);
+std::vector<std::string> capability_names(uint64_t caps);
+
+}  // namespace xal::info

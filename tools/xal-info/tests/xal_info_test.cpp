@@ -1,0 +1,196 @@
+// Runs the xal-info program against the mock backend and checks its output,
+// plain and --json.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+};
+
+// A clean environment: only the variables a test sets reach xal-info.
+const char* const kClearEnv =
+    "env -u XAL_BACKENDS -u XAL_BACKEND_PATH -u XAL_DEVICE_SELECTOR "
+    "-u XAL_VALIDATION -u XAL_MEMORY_LIMIT -u XAL_MOCK_DEVICES "
+    "-u XAL_FAULT_PLAN -u XAL_FAULTS -u XAL_TRACE ";
+
+struct PipeCloser {
+  int* status;
+  void operator()(FILE* f) const { *status = pclose(f); }
+};
+
+// Runs `xal-info args` with `env` ("NAME=value ...") and the mock plugin as
+// XAL_BACKENDS unless `env` overrides it. stderr is merged when asked.
+Result run_info(const std::string& args, const std::string& env = "",
+                bool merge_stderr = false) {
+  std::string cmd = std::string(kClearEnv) + "XAL_BACKENDS='" +
+                    XAL_MOCK_PLUGIN + "' " + env + " '" + XAL_INFO_EXE +
+                    "' " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  Result result;
+  int status = -1;
+  {
+    std::unique_ptr<FILE, PipeCloser> pipe(popen(cmd.c_str(), "r"),
+                                           PipeCloser{&status});
+    if (!pipe) {
+      ADD_FAILURE() << "popen failed for " << cmd;
+      return result;
+    }
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0) {
+      result.output.append(buf.data(), n);
+    }
+  }
+  if (status != -1 && WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  return result;
+}
+
+nlohmann::json run_json(const std::string& env = "") {
+  Result r = run_info("--json", env);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << "not JSON:\n" << r.output;
+  return j;
+}
+
+TEST(XalInfo, PlainListsMockBackendAndTwoDefaultDevices) {
+  Result r = run_info("");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Backends: 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mock"), std::string::npos);
+  EXPECT_NE(r.output.find("LOADED"), std::string::npos);
+  EXPECT_NE(r.output.find("Devices: 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("capabilities"), std::string::npos);
+  EXPECT_NE(r.output.find("simulated"), std::string::npos);
+}
+
+TEST(XalInfo, JsonDescribesBackendsAndDevices) {
+  nlohmann::json j = run_json();
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.at("abi_version").get<std::string>().substr(0, 2), "1.");
+
+  ASSERT_EQ(j.at("backends").size(), 1u);
+  const auto& b = j["backends"][0];
+  EXPECT_EQ(b.at("name"), "mock");
+  EXPECT_EQ(b.at("state"), "LOADED");
+  EXPECT_EQ(b.at("status"), "XAL_SUCCESS");
+  EXPECT_NE(b.at("path").get<std::string>().find("libxal_backend_mock.so"),
+            std::string::npos);
+  EXPECT_EQ(b.at("device_count"), 2);
+  EXPECT_TRUE(b.at("simulated").get<bool>());
+
+  const auto& devices = j.at("devices");
+  ASSERT_EQ(devices.size(), 2u);
+  std::set<std::string> uuids;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const auto& d = devices[i];
+    EXPECT_EQ(d.at("index"), i);
+    EXPECT_EQ(d.at("backend"), "mock");
+    EXPECT_EQ(d.at("backend_index"), i);
+    EXPECT_FALSE(d.at("name").get<std::string>().empty());
+    EXPECT_FALSE(d.at("vendor").get<std::string>().empty());
+    EXPECT_GT(d.at("memory_bytes").get<uint64_t>(), 0u);
+    EXPECT_GT(d.at("compute_units").get<uint32_t>(), 0u);
+    EXPECT_GT(d.at("peak_memory_bandwidth_gbps").get<double>(), 0.0);
+    EXPECT_TRUE(d.at("parent_index").is_null());
+    const auto caps = d.at("capabilities").get<std::set<std::string>>();
+    EXPECT_TRUE(caps.count("simulated")) << d.dump();
+    ASSERT_TRUE(d.at("memory_total_bytes").is_number()) << d.dump();
+    EXPECT_GT(d["memory_total_bytes"].get<uint64_t>(), 0u);
+    EXPECT_LE(d["memory_free_bytes"].get<uint64_t>(),
+              d["memory_total_bytes"].get<uint64_t>());
+    const auto uuid = d.at("uuid").get<std::string>();
+    EXPECT_EQ(uuid.size(), 36u);
+    uuids.insert(uuid);
+  }
+  EXPECT_EQ(uuids.size(), 2u) << "device UUIDs must differ";
+}
+
+TEST(XalInfo, MemoryLimitIsReportedAsTotal) {
+  nlohmann::json j = run_json("XAL_MEMORY_LIMIT=1GiB");
+  ASSERT_EQ(j.at("devices").size(), 2u);
+  for (const auto& d : j["devices"]) {
+    EXPECT_EQ(d.at("memory_total_bytes").get<uint64_t>(), 1ull << 30)
+        << d.dump();
+  }
+}
+
+TEST(XalInfo, MockProfilesFromEnvironment) {
+  nlohmann::json j = run_json("XAL_MOCK_DEVICES='1*mi300x,2*a100-40g'");
+  const auto& devices = j.at("devices");
+  ASSERT_EQ(devices.size(), 3u) << j.dump(2);
+  EXPECT_NE(devices[0].at("name").get<std::string>().find("MI300X"),
+            std::string::npos);
+  EXPECT_EQ(devices[0].at("vendor"), "AMD");
+  EXPECT_EQ(devices[0].at("memory_bytes").get<uint64_t>(), 192ull << 30);
+  for (size_t i = 1; i < 3; ++i) {
+    EXPECT_NE(devices[i].at("name").get<std::string>().find("A100"),
+              std::string::npos);
+    EXPECT_EQ(devices[i].at("vendor"), "NVIDIA");
+    EXPECT_EQ(devices[i].at("memory_bytes").get<uint64_t>(), 40ull << 30);
+  }
+}
+
+TEST(XalInfo, MalformedMockDevicesIsListedAsNotLoaded) {
+  nlohmann::json j = run_json("XAL_MOCK_DEVICES='2*no-such-card'");
+  ASSERT_EQ(j.at("backends").size(), 1u);
+  const auto& b = j["backends"][0];
+  EXPECT_NE(b.at("state"), "LOADED");
+  EXPECT_NE(b.at("reason").get<std::string>().find("XAL_MOCK_DEVICES"),
+            std::string::npos)
+      << b.dump();
+  EXPECT_EQ(j.at("devices").size(), 0u);
+}
+
+TEST(XalInfo, InitFailureExitsOneWithTheReason) {
+  Result r = run_info("--json", "XAL_MEMORY_LIMIT=lots", true);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("xal_init failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("XAL_ERROR_INVALID_ARGUMENT"), std::string::npos);
+  EXPECT_NE(r.output.find("XAL_MEMORY_LIMIT"), std::string::npos);
+}
+
+TEST(XalInfo, SelectorNarrowsDevices) {
+  Result r = run_info("--json --selector 'mock:1'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.at("devices").size(), 1u);
+  EXPECT_EQ(j["devices"][0].at("backend"), "mock");
+}
+
+TEST(XalInfo, MissingBackendIsListedWithReasonAndExitsTwo) {
+  Result r = run_info("--json --backend /nonexistent/libxal_backend_nope.so");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  ASSERT_EQ(j.at("backends").size(), 1u);
+  EXPECT_NE(j["backends"][0].at("state"), "LOADED");
+  EXPECT_FALSE(j["backends"][0].at("reason").get<std::string>().empty());
+  EXPECT_EQ(j.at("devices").size(), 0u);
+
+  Result text =
+      run_info("--backend /nonexistent/libxal_backend_nope.so", "", true);
+  EXPECT_EQ(text.exit_code, 2);
+  EXPECT_NE(text.output.find("xal-info: backend"), std::string::npos)
+      << text.output;
+}
+
+TEST(XalInfo, BadOptionFailsCleanly) {
+  Result r = run_info("--no-such-option", "", true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, -1) << "must exit, not crash";
+  EXPECT_NE(r.output.find("no-such-option"), std::string::npos) << r.output;
+}
+
+}  // namespace

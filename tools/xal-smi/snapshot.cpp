@@ -1,0 +1,187 @@
+#include "snapshot.hpp"
+
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+#include <utility>
+
+namespace xal::telemetry {
+namespace {
+
+void check(xal_status_t status, const std::string& what) {
+  if (status != XAL_SUCCESS) {
+    throw std::runtime_error(what + " failed: " + last_error_text(status));
+  }
+}
+
+struct BitName {
+  uint64_t bit;
+  const char* name;
+};
+
+constexpr std::array<BitName, 16> kBitNames{{
+    {XAL_METRIC_UTILIZATION, "utilization"},
+    {XAL_METRIC_MEMORY_USED, "memory_used"},
+    {XAL_METRIC_MEMORY_TOTAL, "memory_total"},
+    {XAL_METRIC_MEMORY_LIMIT, "memory_limit"},
+    {XAL_METRIC_TEMPERATURE, "temperature"},
+    {XAL_METRIC_POWER, "power"},
+    {XAL_METRIC_ENERGY, "energy"},
+    {XAL_METRIC_SM_CLOCK, "sm_clock"},
+    {XAL_METRIC_MEMORY_CLOCK, "memory_clock"},
+    {XAL_METRIC_ECC_CORRECTED, "ecc_corrected"},
+    {XAL_METRIC_ECC_UNCORRECTED, "ecc_uncorrected"},
+    {XAL_METRIC_PCIE_REPLAYS, "pcie_replays"},
+    {XAL_METRIC_HEALTH, "health"},
+    {XAL_METRIC_XAL_COUNTERS, "xal_counters"},
+    {XAL_METRIC_LAST_XID, "last_xid"},
+    {XAL_METRIC_SIMULATED, "simulated"},
+}};
+
+DeviceSnapshot read_device(uint32_t index) {
+  xal_device_t device = nullptr;
+  check(xal_device_get(index, &device),
+        "xal_device_get(" + std::to_string(index) + ")");
+  DeviceSnapshot d;
+  d.index = index;
+  d.props.struct_size = sizeof(d.props);
+  check(xal_device_get_properties(device, &d.props),
+        "xal_device_get_properties(" + std::to_string(index) + ")");
+
+  d.metrics.struct_size = sizeof(d.metrics);
+  const xal_status_t ms = xal_device_get_metrics(device, &d.metrics);
+  if (ms != XAL_SUCCESS) {
+    d.metrics_error = last_error_text(ms);
+    d.metrics = xal_device_metrics_t{};
+  }
+
+  xal_device_health_t health{};
+  health.struct_size = sizeof(health);
+  const xal_status_t hs = xal_device_get_health(device, &health);
+  if (hs == XAL_SUCCESS) {
+    d.health = health;
+  } else {
+    d.health_error = last_error_text(hs);
+  }
+
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+  const xal_status_t mem = xal_mem_get_info(device, &free_bytes, &total_bytes);
+  if (mem == XAL_SUCCESS) {
+    d.mem_free = free_bytes;
+    d.mem_total = total_bytes;
+  } else {
+    d.mem_error = last_error_text(mem);
+  }
+  return d;
+}
+
+}  // namespace
+
+bool DeviceSnapshot::simulated() const {
+  return has(XAL_METRIC_SIMULATED) ||
+         (props.capabilities & XAL_DEVICE_CAP_SIMULATED) != 0;
+}
+
+std::string last_error_text(xal_status_t status) {
+  xal_error_info_t error{};
+  error.struct_size = sizeof(error);
+  std::string text = xal_status_name(status);
+  if (xal_last_error(&error) == XAL_SUCCESS && error.message[0] != '\0') {
+    text += ": ";
+    text += error.message;
+    if (error.vendor_code != 0) {
+      text += " (vendor code " + std::to_string(error.vendor_code) + ")";
+    }
+  }
+  return text;
+}
+
+Snapshot take_snapshot(const std::vector<uint32_t>& only) {
+  Snapshot snap;
+  snap.abi_version = xal_abi_version();
+
+  uint32_t backend_count = 0;
+  check(xal_backend_count(&backend_count), "xal_backend_count");
+  for (uint32_t i = 0; i < backend_count; ++i) {
+    xal_backend_info_t info{};
+    info.struct_size = sizeof(info);
+    check(xal_backend_get_info(i, &info),
+          "xal_backend_get_info(" + std::to_string(i) + ")");
+    snap.backends.push_back(info);
+  }
+
+  uint32_t device_count = 0;
+  check(xal_device_count(&device_count), "xal_device_count");
+  if (only.empty()) {
+    for (uint32_t i = 0; i < device_count; ++i) {
+      snap.devices.push_back(read_device(i));
+    }
+    return snap;
+  }
+  for (const uint32_t i : only) {
+    if (i >= device_count) {
+      throw std::runtime_error("no device " + std::to_string(i) + " (there " +
+                               (device_count == 1 ? "is " : "are ") +
+                               std::to_string(device_count) +
+                               (device_count == 1 ? " device)" : " devices)"));
+    }
+    snap.devices.push_back(read_device(i));
+  }
+  return snap;
+}
+
+std::vector<std::string> metric_bit_names(uint64_t valid) {
+  std::vector<std::string> names;
+  for (const BitName& b : kBitNames) {
+    if ((valid & b.bit) != 0) names.emplace_back(b.name);
+  }
+  return names;
+}
+
+const char* health_name(uint32_t state) {
+  switch (state) {
+    case XAL_HEALTH_OK:
+      return "ok";
+    case XAL_HEALTH_DEGRADED:
+      return "degraded";
+    case XAL_HEALTH_ERROR:
+      return "error";
+    case XAL_HEALTH_LOST:
+      return "lost";
+    default:
+      return "unknown";
+  }
+}
+
+const char* backend_state_name(uint32_t state) {
+  switch (state) {
+    case XAL_BACKEND_STATE_LOADED:
+      return "loaded";
+    case XAL_BACKEND_STATE_UNAVAILABLE:
+      return "unavailable";
+    case XAL_BACKEND_STATE_FAILED:
+      return "failed";
+    default:
+      return "unknown";
+  }
+}
+
+std::string format_uuid(const uint8_t (&uuid)[16]) {
+  std::string out;
+  out.reserve(36);
+  std::array<char, 3> hex{};
+  for (size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    std::snprintf(hex.data(), hex.size(), "%02x", uuid[i]);
+    out += hex.data();
+  }
+  return out;
+}
+
+std::string format_abi_version(uint32_t version) {
+  return std::to_string(XAL_ABI_MAJOR(version)) + "." +
+         std::to_string(XAL_ABI_MINOR(version));
+}
+
+}  // namespace xal::telemetry

@@ -1,0 +1,63 @@
+// A point-in-time reading of every backend and device through the public
+// ABI: properties, health, memory and metrics. Shared by xal-smi and
+// xal-exporter (library xal_telemetry).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xal/xal.h"
+
+namespace xal::telemetry {
+
+struct DeviceSnapshot {
+  uint32_t index = 0;
+  xal_device_properties_t props{};
+  // xal_device_get_metrics; `metrics.valid` is 0 when the call failed.
+  xal_device_metrics_t metrics{};
+  std::string metrics_error;  // "" when the metrics were read
+  // xal_device_get_health; nullopt when the call failed.
+  std::optional<xal_device_health_t> health;
+  std::string health_error;
+  // xal_mem_get_info; nullopt when the call failed.
+  std::optional<uint64_t> mem_free;
+  std::optional<uint64_t> mem_total;
+  std::string mem_error;
+
+  // True when bit `bit` (XAL_METRIC_*) of metrics.valid is set.
+  bool has(uint64_t bit) const { return (metrics.valid & bit) != 0; }
+  bool simulated() const;
+};
+
+struct Snapshot {
+  uint32_t abi_version = 0;
+  std::vector<xal_backend_info_t> backends;
+  std::vector<DeviceSnapshot> devices;
+};
+
+// Reads every backend and the devices in `only` (global indices; empty:
+// every device). xal_init must have succeeded. A device call that fails is
+// recorded in the snapshot (metrics_error ...) rather than thrown; a failing
+// count or an index out of range throws std::runtime_error with xal's error
+// detail. Thread-safe as the ABI is (any thread), not against xal_shutdown.
+Snapshot take_snapshot(const std::vector<uint32_t>& only = {});
+
+// "XAL_ERROR_...: message" from the calling thread's last error.
+std::string last_error_text(xal_status_t status);
+
+// Names of the XAL_METRIC_* bits set in `valid` ("utilization", ...).
+std::vector<std::string> metric_bit_names(uint64_t valid);
+
+// "ok", "degraded", "error", "lost" (or "unknown").
+const char* health_name(uint32_t state);
+const char* backend_state_name(uint32_t state);
+
+// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+std::string format_uuid(const uint8_t (&uuid)[16]);
+
+// "1.0" from major<<16|minor.
+std::string format_abi_version(uint32_t version);
+
+}  // namespace xal::telemetry
