@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "comm.hpp"
+#include "xal_common/reduce.hpp"
 #include "error.hpp"
 #include "runtime.hpp"
 
@@ -49,7 +50,7 @@ xal_status_t check_call(xal_comm_t comm, xal_stream_t stream, const xal_dtype_t&
 xal_status_t check_buffer(CommObj* c, xal_devptr_t ptr, size_t elements,
                           xal_dtype_t dtype, const char* what) {
   if (elements == 0) return XAL_SUCCESS;
-  const size_t es = dtype_size(dtype);
+  const size_t es = xal::common::dtype_size(dtype);
   if (elements > SIZE_MAX / es)
     return fail(c->device, XAL_ERROR_INVALID_ARGUMENT,
                 cat(what, ": ", elements, " elements overflow the address space"));
@@ -86,7 +87,7 @@ XAL_API xal_status_t xal_allreduce(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_call(comm, stream, dtype, &op, &c, &s); r) return r;
     if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
-    note_call(c, count * dtype_size(dtype));
+    note_call(c, count * xal::common::dtype_size(dtype));
     return c->impl->allreduce(send, recv, count, dtype, op, s);
   });
 }
@@ -103,7 +104,7 @@ XAL_API xal_status_t xal_broadcast(xal_comm_t comm, xal_devptr_t send,
     if (c->rank == root)
       if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
-    note_call(c, count * dtype_size(dtype));
+    note_call(c, count * xal::common::dtype_size(dtype));
     return c->impl->broadcast(send, recv, count, dtype, root, s);
   });
 }
@@ -120,7 +121,7 @@ XAL_API xal_status_t xal_reduce(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (c->rank == root)
       if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
-    note_call(c, count * dtype_size(dtype));
+    note_call(c, count * xal::common::dtype_size(dtype));
     return c->impl->reduce(send, recv, count, dtype, op, root, s);
   });
 }
@@ -135,7 +136,7 @@ XAL_API xal_status_t xal_allgather(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, send_count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, scaled(send_count, c->size), dtype, "recv"); r)
       return r;
-    note_call(c, send_count * dtype_size(dtype));
+    note_call(c, send_count * xal::common::dtype_size(dtype));
     return c->impl->allgather(send, recv, send_count, dtype, s);
   });
 }
@@ -151,7 +152,7 @@ XAL_API xal_status_t xal_reduce_scatter(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, scaled(recv_count, c->size), dtype, "send"); r)
       return r;
     if (xal_status_t r = check_buffer(c, recv, recv_count, dtype, "recv"); r) return r;
-    note_call(c, recv_count * dtype_size(dtype) * c->size);
+    note_call(c, recv_count * xal::common::dtype_size(dtype) * c->size);
     return c->impl->reduce_scatter(send, recv, recv_count, dtype, op, s);
   });
 }
@@ -166,7 +167,7 @@ XAL_API xal_status_t xal_alltoall(xal_comm_t comm, xal_devptr_t send,
     const size_t total = scaled(count, c->size);
     if (xal_status_t r = check_buffer(c, send, total, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, total, dtype, "recv"); r) return r;
-    note_call(c, count * dtype_size(dtype) * c->size);
+    note_call(c, count * xal::common::dtype_size(dtype) * c->size);
     return c->impl->alltoall(send, recv, count, dtype, s);
   });
 }

@@ -57,7 +57,4 @@ xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
 // the caller runs `work` itself.
 bool defer_to_group_end(const void* key, std::function<xal_status_t()> work);
 
-// Bytes of one element of `dtype`.
-size_t dtype_size(xal_dtype_t dtype);
-
 }  // namespace xal::core

@@ -81,22 +81,6 @@ class NativeComm final : public CommImpl {
 
 }  // namespace
 
-size_t dtype_size(xal_dtype_t dtype) {
-  switch (dtype) {
-    case XAL_DTYPE_I8:
-    case XAL_DTYPE_U8: return 1;
-    case XAL_DTYPE_F16:
-    case XAL_DTYPE_BF16: return 2;
-    case XAL_DTYPE_I32:
-    case XAL_DTYPE_U32:
-    case XAL_DTYPE_F32: return 4;
-    case XAL_DTYPE_I64:
-    case XAL_DTYPE_U64:
-    case XAL_DTYPE_F64: return 8;
-    default: return 0;
-  }
-}
-
 xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
                                  uint32_t timeout_ms,
                                  std::vector<std::unique_ptr<CommImpl>>& out) {
