@@ -6,6 +6,10 @@
 //
 //   xal-bench coll [-b 1M] [-e 64M] [-f 2] [-C allreduce] [-o sum] [-d f32]
 //                  [-n 20] [-w 5] [-c 1] [-g 4] [--json FILE] [--no-mpi]
+//                  [--mpi [--mpi-np 2]]
+//
+// --mpi: under mpirun, --mpi-np processes each on their devices, one
+// communicator from xal_comm_create_mpi (coll_xal_mpi.cpp).
 //
 // busbw factors are nccl-tests': allreduce 2(n-1)/n; allgather,
 // reduce_scatter, alltoall (n-1)/n; broadcast, reduce 1.
@@ -43,6 +47,8 @@ struct Options {
   std::string json;
   bool no_mpi = false;
   int mpi_np = 0;  // 0: the device count
+  bool mpi = false;               // --mpi: over processes (coll_xal_mpi.cpp)
+  uint32_t first = 0, total = 0;  // --mpi: global rank of device 0; ranks
 };
 
 struct Row {
@@ -85,8 +91,12 @@ class Bench {
 
   std::string setup() {
     comms_.resize(n_);
-    if (xal_status_t s = xal_comm_create(devs_.data(), n_, nullptr, comms_.data()); s)
+    if (o_.mpi) {
+      if (xal_status_t s = mpi_comm_create(devs_.data(), n_, comms_.data()); s)
+        return "xal_comm_create_mpi: " + err(s);
+    } else if (xal_status_t s = xal_comm_create(devs_.data(), n_, nullptr, comms_.data()); s) {
       return "xal_comm_create: " + err(s);
+    }
     streams_.resize(n_);
     for (uint32_t r = 0; r < n_; ++r)
       if (xal_status_t s = xal_stream_create(devs_[r], 0, &streams_[r]); s)
@@ -94,12 +104,14 @@ class Bench {
     return "";
   }
 
+  // Ranks of the communicator (every process's with --mpi).
+  uint32_t size() const { return o_.total ? o_.total : n_; }
   // Elements of send and recv for one rank at `count`.
   size_t in_elems(size_t count) const {
-    return (o_.collective == "reduce_scatter" || o_.collective == "alltoall") ? count * n_ : count;
+    return (o_.collective == "reduce_scatter" || o_.collective == "alltoall") ? count * size() : count;
   }
   size_t out_elems(size_t count) const {
-    return (o_.collective == "allgather" || o_.collective == "alltoall") ? count * n_ : count;
+    return (o_.collective == "allgather" || o_.collective == "alltoall") ? count * size() : count;
   }
 
   std::string run_size(size_t count, Row& row) {
@@ -115,7 +127,7 @@ class Bench {
       std::vector<uint8_t> host(in_elems(count) * es, 0);
       if (dt_ == XAL_DTYPE_F32)  // rank r holds r+1 everywhere
         for (size_t i = 0; i < in_elems(count); ++i) {
-          const float v = static_cast<float>(r + 1);
+          const float v = static_cast<float>(o_.first + r + 1);
           std::memcpy(host.data() + i * 4, &v, 4);
         }
       if (xal_status_t s = xal_memcpy_htod(streams_[r], send_[r], host.data(), host.size()); s)
@@ -132,10 +144,10 @@ class Bench {
     const double sec = std::chrono::duration<double>(Clock::now() - t0).count() / o_.iters;
     row.count = count;
     row.bytes = count * es * ((o_.collective == "allgather" || o_.collective == "reduce_scatter" ||
-                               o_.collective == "alltoall") ? n_ : 1);
+                               o_.collective == "alltoall") ? size() : 1);
     row.time_us = sec * 1e6;
     row.algbw = static_cast<double>(row.bytes) / sec / 1e9;
-    row.busbw = row.algbw * bus_factor(o_.collective, n_);
+    row.busbw = row.algbw * bus_factor(o_.collective, size());
     if (o_.check && o_.collective == "allreduce" && dt_ == XAL_DTYPE_F32 && op_ == XAL_OP_SUM)
       row.wrong = check_allreduce(count);
     return "";
@@ -173,7 +185,7 @@ class Bench {
   }
 
   uint64_t check_allreduce(size_t count) {
-    const float want = static_cast<float>(n_) * static_cast<float>(n_ + 1) / 2.0f;
+    const float want = static_cast<float>(size()) * static_cast<float>(size() + 1) / 2.0f;
     uint64_t wrong = 0;
     std::vector<float> got(count);
     for (uint32_t r = 0; r < n_; ++r) {
@@ -235,7 +247,8 @@ int coll_main(int argc, char** argv) {
   app.add_option("-g,--devices", o.devices, "devices to use (0: all)")->check(CLI::Range(0, 1024));
   app.add_option("--json", o.json, "write the results as JSON to this file ('-' for stdout)");
   app.add_flag("--no-mpi", o.no_mpi, "do not run the MPI_Allreduce baseline");
-  app.add_option("--mpi-np", o.mpi_np, "processes of the MPI baseline (default: the device count)");
+  app.add_option("--mpi-np", o.mpi_np, "processes of the MPI baseline (default: the device count); with --mpi, processes of the job (default 2)");
+  app.add_flag("--mpi", o.mpi, "run under mpirun: each process measures xal over its devices, one communicator from xal_comm_create_mpi");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -261,14 +274,37 @@ int coll_main(int argc, char** argv) {
   uint32_t ndev = 0;
   xal_device_count(&ndev);
   if (o.devices > 0) ndev = std::min<uint32_t>(ndev, static_cast<uint32_t>(o.devices));
-  if (ndev < 2) {
-    std::cerr << "xal-bench coll: needs at least 2 devices, found " << ndev << "\n";
+  if (ndev < (o.mpi ? 1u : 2u)) {
+    std::cerr << "xal-bench coll: needs at least " << (o.mpi ? 1 : 2) << " devices, found " << ndev << "\n";
     xal_shutdown();
     return 1;
   }
+  const size_t es = common::dtype_size(dt);
+  MpiPlace place;
+  if (o.mpi && !mpi_inside()) {  // run the baseline, then this command under mpirun
+    xal_shutdown();
+    const int procs = o.mpi_np > 0 ? o.mpi_np : 2;
+    size_t last = 0;
+    for (double size = static_cast<double>(*lo); size <= static_cast<double>(*hi) * 1.0001; size *= o.factor)
+      last = std::max<size_t>(1, static_cast<size_t>(size) / es) * es;
+    std::vector<MpiRow> base;
+    std::string note = "not run";
+    if (!o.no_mpi && o.collective == "allreduce")
+      note = run_mpi_allreduce(procs * static_cast<int>(ndev), o.dtype, o.op,
+                               std::max<size_t>(1, *lo / es) * es, last, o.factor, o.iters, o.warmup, base);
+    return mpi_relaunch(procs, argc, argv, note, base);
+  }
+  if (o.mpi) {
+    if (std::string e = mpi_start(ndev, place); !e.empty()) {
+      std::cerr << "xal-bench coll --mpi: " << e << "\n";
+      xal_shutdown();
+      return 1;
+    }
+    o.first = place.first;
+    o.total = place.total;
+  }
   std::vector<xal_device_t> devs(ndev);
   for (uint32_t i = 0; i < ndev; ++i) xal_device_get(i, &devs[i]);
-  const size_t es = common::dtype_size(dt);
   std::vector<Row> rows;
   std::string failure;
   {
@@ -280,22 +316,31 @@ int coll_main(int argc, char** argv) {
       const size_t count = std::max<size_t>(1, static_cast<size_t>(size) / es);
       failure = bench.run_size(count, row);
       if (failure.empty()) {
-        if (o.collective == "allreduce") row.bound_us = ndev * memcpy_seconds(count * es) * 1e6;
+        if (o.collective == "allreduce")
+          row.bound_us = (o.total ? o.total : ndev) * memcpy_seconds(count * es) * 1e6;
         rows.push_back(row);
       }
     }
   }
   xal_shutdown();
+  if (o.mpi) mpi_finish();
   if (!failure.empty()) {
     std::cerr << "xal-bench coll: " << failure << "\n";
     return 1;
   }
-  const int np = o.mpi_np > 0 ? o.mpi_np : static_cast<int>(ndev);
+  if (o.mpi && place.rank != 0) {  // rank 0 prints
+    for (const Row& r : rows)
+      if (r.wrong) return 1;
+    return 0;
+  }
+  const int np = o.mpi ? static_cast<int>(o.total)  // the baseline ran over as many processes
+                       : (o.mpi_np > 0 ? o.mpi_np : static_cast<int>(ndev));
   std::string mpi_note;
   if (!o.no_mpi && o.collective == "allreduce") {
     std::vector<MpiRow> mpi;
-    mpi_note = run_mpi_allreduce(np, o.dtype, o.op, rows.front().count * es,
-                                 rows.back().count * es, o.factor, o.iters, o.warmup, mpi);
+    mpi_note = o.mpi ? mpi_baseline(mpi)
+                     : run_mpi_allreduce(np, o.dtype, o.op, rows.front().count * es,
+                                         rows.back().count * es, o.factor, o.iters, o.warmup, mpi);
     for (Row& r : rows)
       for (const MpiRow& m : mpi)
         if (m.bytes == r.bytes && m.time_us > 0) {
@@ -307,6 +352,9 @@ int coll_main(int argc, char** argv) {
   // The table.
   std::printf("# xal-bench coll: %s %s %s over %u devices\n", o.collective.c_str(), o.dtype.c_str(),
               o.op.c_str(), ndev);
+  if (o.mpi)
+    std::printf("# across %d processes (xal_comm_create_mpi, mpirun): %u ranks in all\n", place.size,
+                o.total);
   if (!mpi_note.empty()) std::printf("# MPI baseline: %s\n", mpi_note.c_str());
   std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %9s %11s %9s %8s\n", "size(B)", "count", "type",
               "redop", "time(us)", "algbw", "busbw", "#wrong", "bound", "mpi(us)", "mpi_busbw",

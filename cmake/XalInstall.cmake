@@ -33,9 +33,10 @@ install(TARGETS xal xal_headers EXPORT xalTargets
 set(xal_public_headers
   "${PROJECT_SOURCE_DIR}/core/include/xal/xal.h"
   "${PROJECT_SOURCE_DIR}/core/include/xal/xal_backend.h"
-  "${PROJECT_SOURCE_DIR}/core/include/xal/xal_fault.h")
-if(TARGET xal_mpi AND EXISTS "${PROJECT_SOURCE_DIR}/core/include/xal/xal_mpi.h")
-  list(APPEND xal_public_headers "${PROJECT_SOURCE_DIR}/core/include/xal/xal_mpi.h")
+  "${PROJECT_SOURCE_DIR}/core/include/xal/xal_fault.h"
+  "${PROJECT_SOURCE_DIR}/core/include/xal/xal_transport.h")
+if(TARGET xal_mpi AND EXISTS "${PROJECT_SOURCE_DIR}/mpi/include/xal/xal_mpi.h")
+  list(APPEND xal_public_headers "${PROJECT_SOURCE_DIR}/mpi/include/xal/xal_mpi.h")
 endif()
 install(FILES ${xal_public_headers}
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/xal")

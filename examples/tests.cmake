@@ -29,3 +29,29 @@ if(XAL_BUILD_TESTS AND TARGET xal_example_hello AND TARGET xal_backend_mock)
     ENVIRONMENT_MODIFICATION
       "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_mock>;XAL_BACKEND_PATH=unset:;XAL_MOCK_DEVICES=unset:;XAL_DEVICE_SELECTOR=unset:;XAL_MEMORY_LIMIT=unset:;XAL_VALIDATION=unset:;XAL_FAULT_PLAN=unset:;XAL_FAULTS=unset:")
 endif()
+
+# collectives_check: every collective on a mixed set of mock cards (native
+# path), and on mock cards with the PoCL device (the core's path for
+# communicators that span backends).
+if(XAL_BUILD_TESTS AND TARGET xal_example_collectives_check AND TARGET xal_backend_mock)
+  set(_xal_cc_env
+    "XAL_BACKEND_PATH=unset:;XAL_DEVICE_SELECTOR=unset:;XAL_MEMORY_LIMIT=unset:;XAL_VALIDATION=unset:;XAL_FAULT_PLAN=unset:;XAL_FAULTS=unset:;XAL_COMM_TIMEOUT_MS=unset:")
+  add_test(NAME example_collectives_check
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                   "-DEXPECT=3 ranks, [0-9]+ checks, 0 mismatches;collectives_check: OK"
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_collectives_check PROPERTIES
+    LABELS "examples;integration;unit" TIMEOUT 120
+    ENVIRONMENT_MODIFICATION
+      "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_mock>;XAL_MOCK_DEVICES=set:2*a100-40g,1*mi250x;${_xal_cc_env}")
+  if(TARGET xal_backend_opencl AND EXISTS "/etc/OpenCL/vendors/pocl.icd")
+    add_test(NAME example_collectives_check_pocl
+             COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                     "-DEXPECT=\\[opencl\\];[0-9]+ ranks, [0-9]+ checks, 0 mismatches;collectives_check: OK"
+                     -P "${CMAKE_CURRENT_LIST_FILE}")
+    set_tests_properties(example_collectives_check_pocl PROPERTIES
+      LABELS "examples;integration;opencl" TIMEOUT 120
+      ENVIRONMENT_MODIFICATION
+        "XAL_BACKENDS=set:mock,opencl;XAL_MOCK_DEVICES=set:1*a100-40g,1*mi250x;${_xal_cc_env}")
+  endif()
+endif()

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "comm.hpp"
+#include "compute_share.hpp"
 #include "xal_common/reduce.hpp"
 #include "error.hpp"
 #include "runtime.hpp"
@@ -69,6 +70,18 @@ xal_status_t root_check(CommObj* c, uint32_t root) {
                   " ranks)"));
 }
 
+// The status of a collective queued on `s`; traced (XAL_TRACE) on success.
+xal_status_t queued(StreamObj* s, xal_status_t st, const char* name,
+                    size_t count, xal_dtype_t dtype, int32_t op = -1) {
+  if (st == XAL_SUCCESS && trace_on())
+    trace::device_op(s, name,
+                     {.bytes = count * xal::common::dtype_size(dtype),
+                      .count = count,
+                      .dtype = static_cast<int32_t>(dtype),
+                      .op = op});
+  return st;
+}
+
 size_t scaled(size_t count, uint32_t size) {
   return count > SIZE_MAX / (size ? size : 1) ? SIZE_MAX : count * size;
 }
@@ -88,7 +101,10 @@ XAL_API xal_status_t xal_allreduce(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
     note_call(c, count * xal::common::dtype_size(dtype));
-    return c->impl->allreduce(send, recv, count, dtype, op, s);
+    return queued(s, submit_shared(s, [&] {
+                    return c->impl->allreduce(send, recv, count, dtype, op, s);
+                  }),
+                  "allreduce", count, dtype, op);
   });
 }
 
@@ -105,7 +121,10 @@ XAL_API xal_status_t xal_broadcast(xal_comm_t comm, xal_devptr_t send,
       if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
     note_call(c, count * xal::common::dtype_size(dtype));
-    return c->impl->broadcast(send, recv, count, dtype, root, s);
+    return queued(s, submit_shared(s, [&] {
+                    return c->impl->broadcast(send, recv, count, dtype, root, s);
+                  }),
+                  "broadcast", count, dtype);
   });
 }
 
@@ -122,7 +141,10 @@ XAL_API xal_status_t xal_reduce(xal_comm_t comm, xal_devptr_t send,
     if (c->rank == root)
       if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
     note_call(c, count * xal::common::dtype_size(dtype));
-    return c->impl->reduce(send, recv, count, dtype, op, root, s);
+    return queued(s, submit_shared(s, [&] {
+                    return c->impl->reduce(send, recv, count, dtype, op, root, s);
+                  }),
+                  "reduce", count, dtype, op);
   });
 }
 
@@ -137,7 +159,10 @@ XAL_API xal_status_t xal_allgather(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, recv, scaled(send_count, c->size), dtype, "recv"); r)
       return r;
     note_call(c, send_count * xal::common::dtype_size(dtype));
-    return c->impl->allgather(send, recv, send_count, dtype, s);
+    return queued(s, submit_shared(s, [&] {
+                    return c->impl->allgather(send, recv, send_count, dtype, s);
+                  }),
+                  "allgather", send_count, dtype);
   });
 }
 
@@ -153,7 +178,10 @@ XAL_API xal_status_t xal_reduce_scatter(xal_comm_t comm, xal_devptr_t send,
       return r;
     if (xal_status_t r = check_buffer(c, recv, recv_count, dtype, "recv"); r) return r;
     note_call(c, recv_count * xal::common::dtype_size(dtype) * c->size);
-    return c->impl->reduce_scatter(send, recv, recv_count, dtype, op, s);
+    return queued(s, submit_shared(s, [&] {
+                    return c->impl->reduce_scatter(send, recv, recv_count, dtype, op, s);
+                  }),
+                  "reduce_scatter", recv_count, dtype, op);
   });
 }
 
@@ -168,7 +196,10 @@ XAL_API xal_status_t xal_alltoall(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, total, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, total, dtype, "recv"); r) return r;
     note_call(c, count * xal::common::dtype_size(dtype) * c->size);
-    return c->impl->alltoall(send, recv, count, dtype, s);
+    return queued(s, submit_shared(s, [&] {
+                    return c->impl->alltoall(send, recv, count, dtype, s);
+                  }),
+                  "alltoall", count, dtype);
   });
 }
 

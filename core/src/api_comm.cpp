@@ -66,6 +66,8 @@ uint32_t timeout_from(const xal_comm_options_t* o) {
 
 namespace xal::core {
 
+uint32_t comm_timeout_from(const xal_comm_options_t* options) { return timeout_from(options); }
+
 bool defer_to_group_end(const void* key, std::function<xal_status_t()> work) {
   if (t_group_depth == 0) return false;
   for (Deferred& d : t_deferred)
@@ -109,7 +111,14 @@ XAL_API xal_status_t xal_comm_create(const xal_device_t* devs, uint32_t n,
     std::vector<std::unique_ptr<CommImpl>> impls;
     // One backend with its own library: the native path. Otherwise (mixed
     // backends, or a backend without native collectives) the core's path.
-    if (backends.size() == 1 && devices[0]->hdr.table->comm_create) {
+    // XAL_COMM_FORCE_PATH=hierarchical takes the core's path always (to
+    // measure it against the native one).
+    const auto forced = xal::common::env("XAL_COMM_FORCE_PATH");
+    if (forced && !forced->empty() && *forced != "hierarchical" && *forced != "auto")
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  cat("XAL_COMM_FORCE_PATH '", *forced, "' is neither 'hierarchical' nor 'auto'"));
+    const bool force_hier = forced && *forced == "hierarchical";
+    if (!force_hier && backends.size() == 1 && devices[0]->hdr.table->comm_create) {
       if (xal_status_t s = create_native_comms(devices, timeout, impls); s)
         return s;
     } else if (xal_status_t s = create_hierarchical_comms(devices, timeout, impls); s) {
@@ -197,6 +206,7 @@ XAL_API xal_status_t xal_group_start(void) {
         if (s != XAL_SUCCESS) return fail_backend(b.get(), nullptr, s);
       }
     ++t_group_depth;
+    trace::group_begin();
     return XAL_SUCCESS;
   });
 }
@@ -216,6 +226,7 @@ XAL_API xal_status_t xal_group_end(void) {
         if (s != XAL_SUCCESS && first == XAL_SUCCESS)
           first = fail_backend(b.get(), nullptr, s);
       }
+    trace::group_end();  // queues the group's traced completions
     return first;
   });
 }

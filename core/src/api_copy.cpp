@@ -1,4 +1,5 @@
 // Copies and memset, checked against the allocation registry.
+#include "compute_share.hpp"
 #include "error.hpp"
 #include "peer_copy.hpp"
 #include "runtime.hpp"
@@ -7,8 +8,12 @@ using namespace xal::core;
 
 namespace {
 
-inline xal_status_t done(StreamObj* s, xal_status_t st) {
-  return st == XAL_SUCCESS ? st : fail_backend(s->device->backend, s->device, st);
+// The status of an operation queued on `s`; traced (XAL_TRACE) on success.
+inline xal_status_t done(StreamObj* s, xal_status_t st, const char* op,
+                         const trace::OpArgs& args) {
+  if (st != XAL_SUCCESS) return fail_backend(s->device->backend, s->device, st);
+  if (trace_on()) trace::device_op(s, op, args);
+  return st;
 }
 
 }  // namespace
@@ -26,7 +31,10 @@ XAL_API xal_status_t xal_memcpy_htod(xal_stream_t stream, xal_devptr_t dst,
     const Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
     s->device->state->counters.bytes_htod.fetch_add(bytes, std::memory_order_relaxed);
-    return done(s, s->hdr.table->memcpy_htod(s->native, dst, src, bytes));
+    return done(s, submit_shared(s, [&] {
+                  return s->hdr.table->memcpy_htod(s->native, dst, src, bytes);
+                }),
+                "memcpy_htod", {.bytes = bytes});
   });
 }
 
@@ -41,7 +49,10 @@ XAL_API xal_status_t xal_memcpy_dtoh(xal_stream_t stream, void* dst,
     const Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, s->device, src, bytes, "src"); r) return r;
     s->device->state->counters.bytes_dtoh.fetch_add(bytes, std::memory_order_relaxed);
-    return done(s, s->hdr.table->memcpy_dtoh(s->native, dst, src, bytes));
+    return done(s, submit_shared(s, [&] {
+                  return s->hdr.table->memcpy_dtoh(s->native, dst, src, bytes);
+                }),
+                "memcpy_dtoh", {.bytes = bytes});
   });
 }
 
@@ -56,7 +67,10 @@ XAL_API xal_status_t xal_memcpy_dtod(xal_stream_t stream, xal_devptr_t dst,
     if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
     if (xal_status_t r = check_range(rt, s->device, src, bytes, "src"); r) return r;
     s->device->state->counters.bytes_dtod.fetch_add(bytes, std::memory_order_relaxed);
-    return done(s, s->hdr.table->memcpy_dtod(s->native, dst, src, bytes));
+    return done(s, submit_shared(s, [&] {
+                  return s->hdr.table->memcpy_dtod(s->native, dst, src, bytes);
+                }),
+                "memcpy_dtod", {.bytes = bytes});
   });
 }
 
@@ -69,7 +83,10 @@ XAL_API xal_status_t xal_memset(xal_stream_t stream, xal_devptr_t dst,
     if (bytes == 0) return XAL_SUCCESS;
     const Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
-    return done(s, s->hdr.table->memset(s->native, dst, value, bytes));
+    return done(s, submit_shared(s, [&] {
+                  return s->hdr.table->memset(s->native, dst, value, bytes);
+                }),
+                "memset", {.bytes = bytes});
   });
 }
 
@@ -96,12 +113,24 @@ XAL_API xal_status_t xal_memcpy_peer(xal_stream_t stream,
     if (xal_status_t r = check_range(rt, sd, src, bytes, "src"); r) return r;
     sd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
     if (dd != sd) dd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
-    if (dd == sd)
-      return done(s, s->hdr.table->memcpy_dtod(s->native, dst, src, bytes));
+    const trace::OpArgs args{
+        .bytes = bytes, .peer = static_cast<int64_t>(s->device == dd ? sd->index : dd->index)};
+    // Two partitions of one card: a copy within the card.
+    if (dd == sd || dd->native == sd->native)
+      return done(s, submit_shared(s, [&] {
+                    return s->hdr.table->memcpy_dtod(s->native, dst, src, bytes);
+                  }),
+                  "memcpy_peer", args);
     if (dd->backend == sd->backend && s->hdr.table->memcpy_peer)
-      return done(s, s->hdr.table->memcpy_peer(s->native, dd->native, dst,
-                                               sd->native, src, bytes));
-    return staged_peer_copy(s, dd, dst, sd, src, bytes);
+      return done(s, submit_shared(s, [&] {
+                    return s->hdr.table->memcpy_peer(s->native, dd->native, dst,
+                                                     sd->native, src, bytes);
+                  }),
+                  "memcpy_peer", args);
+    const xal_status_t st = submit_shared(
+        s, [&] { return staged_peer_copy(s, dd, dst, sd, src, bytes); });
+    if (st == XAL_SUCCESS && trace_on()) trace::device_op(s, "memcpy_peer (staged)", args);
+    return st;
   });
 }
 

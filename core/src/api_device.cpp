@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "partition.hpp"
 #include "runtime.hpp"
 #include "teardown.hpp"
 #include "xal_common/strings.hpp"
@@ -25,6 +26,7 @@ XAL_API xal_status_t xal_device_count(uint32_t* out_count) {
 // The device handle (valid until xal_shutdown). Thread-safe.
 XAL_API xal_status_t xal_device_get(uint32_t index, xal_device_t* out_device) {
   return entry("xal_device_get", [&] {
+    trace::note_device(index);
     Runtime* rt = runtime();
     if (!rt) return not_initialized();
     if (!out_device) return null_argument("out_device");
@@ -61,7 +63,7 @@ XAL_API xal_status_t xal_device_get_properties(
       int32_t global = -1;
       if (Runtime* rt = runtime())
         for (DeviceObj* o : rt->devices)
-          if (o->backend == d->backend &&
+          if (o->backend == d->backend && !o->state->partition &&
               o->backend_index == static_cast<uint32_t>(p.parent_index))
             global = static_cast<int32_t>(o->index);
       p.parent_index = global;
@@ -72,6 +74,7 @@ XAL_API xal_status_t xal_device_get_properties(
     if (t->device_get_metrics) p.capabilities |= XAL_DEVICE_CAP_METRICS;
     if (t->device_reset) p.capabilities |= XAL_DEVICE_CAP_RESET;
     p.capabilities |= XAL_DEVICE_CAP_HOST_MEMORY;
+    partition_properties(d, &p);
     if (d->backend->flags & XAL_BACKEND_FLAG_SIMULATED)
       p.capabilities |= XAL_DEVICE_CAP_SIMULATED;
     const size_t keep = out_properties->struct_size;
@@ -102,6 +105,14 @@ XAL_API xal_status_t xal_device_reset(xal_device_t device) {
       return fail(d, XAL_ERROR_NOT_SUPPORTED,
                   cat("backend ", d->backend->name,
                       " does not support device reset"));
+    if (d->state->partition)
+      return fail(d, XAL_ERROR_NOT_SUPPORTED,
+                  cat("device ", d->index, " is a partition: reset its card "
+                      "(device ", d->state->partition->parent->index, ")"));
+    if (Runtime* rt = runtime(); rt && d->state->partitioned.load())
+      for (DeviceObj* o : rt->devices)
+        if (o->state->partition && o->state->partition->parent == d)
+          release_device_objects(o);
     release_device_objects(d);
     const xal_status_t s = t->device_reset(d->native);
     return s == XAL_SUCCESS ? s : fail_backend(d->backend, d, s);

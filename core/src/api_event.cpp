@@ -33,6 +33,7 @@ XAL_API xal_status_t xal_event_create(xal_device_t device, uint32_t flags,
       throw;
     }
     *out_event = reinterpret_cast<xal_event_t>(obj);
+    trace::note_device(d->index);
     return XAL_SUCCESS;
   });
 }
@@ -64,7 +65,9 @@ XAL_API xal_status_t xal_event_record(xal_event_t event, xal_stream_t stream) {
                       " cannot be recorded on a stream of device ",
                       s->device->index));
     const xal_status_t st = e->hdr.table->event_record(e->native, s->native);
-    return st == XAL_SUCCESS ? st : fail_backend(e->device->backend, e->device, st);
+    if (st != XAL_SUCCESS) return fail_backend(e->device->backend, e->device, st);
+    if (trace_on()) trace::device_op(s, "event_record", {});
+    return st;
   });
 }
 
@@ -75,11 +78,16 @@ XAL_API xal_status_t xal_stream_wait_event(xal_stream_t stream,
     if (!s) return bad_handle(stream, "stream");
     EventObj* e = as_event(event);
     if (!e) return bad_handle(event, "event");
+    const trace::OpArgs args{.peer = static_cast<int64_t>(e->device->index)};
     if (s->device->backend == e->device->backend) {
       const xal_status_t st = s->hdr.table->stream_wait_event(s->native, e->native);
-      return st == XAL_SUCCESS ? st : fail_backend(s->device->backend, s->device, st);
+      if (st != XAL_SUCCESS) return fail_backend(s->device->backend, s->device, st);
+      if (trace_on()) trace::device_op(s, "wait_event", args);
+      return st;
     }
-    return cross_backend_wait(s, e);
+    const xal_status_t st = cross_backend_wait(s, e);
+    if (st == XAL_SUCCESS && trace_on()) trace::device_op(s, "wait_event (cross-backend)", args);
+    return st;
   });
 }
 
@@ -87,6 +95,7 @@ XAL_API xal_status_t xal_event_synchronize(xal_event_t event) {
   return entry("xal_event_synchronize", [&] {
     EventObj* e = as_event(event);
     if (!e) return bad_handle(event, "event");
+    trace::note_device(e->device->index);
     const xal_status_t st = e->hdr.table->event_synchronize(e->native);
     return st == XAL_SUCCESS ? st : fail_backend(e->device->backend, e->device, st);
   });

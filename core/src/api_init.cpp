@@ -4,8 +4,10 @@
 #include "error.hpp"
 #include "host_memory.hpp"
 #include "loader.hpp"
+#include "partition.hpp"
 #include "peer_copy.hpp"
 #include "quota.hpp"
+#include "quota_shared.hpp"
 #include "runtime.hpp"
 #include "selector.hpp"
 #include "teardown.hpp"
@@ -69,7 +71,7 @@ void add_devices(Runtime& rt, Backend& b, const Selector& sel) {
   b.device_count = kept;
 }
 
-xal_status_t do_init(const xal_init_options_t* options) {
+xal_status_t do_init(const xal_init_options_t* options, int64_t t0) {
   std::lock_guard lock(g_init_mu);
   if (runtime())
     return fail(XAL_ERROR_INVALID_ARGUMENT,
@@ -116,14 +118,18 @@ xal_status_t do_init(const xal_init_options_t* options) {
       add_devices(*rt, ref, *selector);
     }
     apply_memory_limits(*rt, *limits);
+    apply_partition_config(*rt, env("XAL_PARTITIONS").value_or(""));
+    shared_quota_open(*rt);
     rt->host = std::make_unique<HostMemory>(*rt);
     rt->peer = std::make_unique<PeerEngine>(*rt);
   } catch (...) {
     g_building = nullptr;
     destroy_runtime(rt.release());
+    shared_quota_close();
     throw;
   }
   g_building = nullptr;
+  trace::start(t0);  // XAL_TRACE: on from here to xal_shutdown
   g_runtime.store(rt.release(), std::memory_order_release);
   return XAL_SUCCESS;
 }
@@ -134,19 +140,28 @@ extern "C" {
 
 // Loads backends and enumerates devices. Serialised against itself.
 XAL_API xal_status_t xal_init(const xal_init_options_t* options) {
-  return entry("xal_init", [&] { return do_init(options); });
+  const int64_t t0 = trace::now_ns();
+  const xal_status_t st = entry("xal_init", [&] { return do_init(options, t0); });
+  if (st == XAL_SUCCESS && trace_on()) trace::record_call("xal_init", t0, st);
+  return st;
 }
 
 // Releases everything; handles become invalid. Serialised against xal_init.
+// With XAL_TRACE, then writes the trace.
 XAL_API xal_status_t xal_shutdown(void) {
-  return entry("xal_shutdown", [&] {
+  uint64_t trace_session = 0;
+  const xal_status_t st = entry("xal_shutdown", [&] {
     std::lock_guard lock(g_init_mu);
     Runtime* rt = runtime();
     if (!rt) return not_initialized();
+    trace_session = trace::session();
     destroy_runtime(rt);
     g_runtime.store(nullptr, std::memory_order_release);
+    shared_quota_close();
     return XAL_SUCCESS;
   });
+  if (trace_session) trace::finish(trace_session);
+  return st;
 }
 
 // Never fails; no state.

@@ -1,5 +1,6 @@
 // xal_mem_alloc / xal_mem_free with the registry and quotas.
 #include "error.hpp"
+#include "partition.hpp"
 #include "quota.hpp"
 #include "runtime.hpp"
 
@@ -30,6 +31,7 @@ XAL_API xal_status_t xal_mem_alloc(xal_device_t device, size_t bytes,
   return entry("xal_mem_alloc", [&] {
     DeviceObj* d = as_device(device);
     if (!d) return bad_handle(device, "device");
+    trace::note_device(d->index, bytes);
     if (!out_ptr) return null_argument("out_ptr");
     if (bytes == 0)
       return fail(d, XAL_ERROR_INVALID_ARGUMENT,
@@ -38,6 +40,7 @@ XAL_API xal_status_t xal_mem_alloc(xal_device_t device, size_t bytes,
       return fail(d, XAL_ERROR_OUT_OF_MEMORY,
                   cat("allocation of ", bytes, " bytes on device ", d->index,
                       " is larger than any device memory"));
+    if (xal_status_t r = refuse_if_partitioned(d, "allocate memory"); r) return r;
     if (xal_status_t q = quota_reserve(d, bytes); q != XAL_SUCCESS) return q;
     xal_devptr_t p = 0;
     const xal_status_t s = d->hdr.table->mem_alloc(d->native, bytes, &p);
@@ -70,6 +73,7 @@ XAL_API xal_status_t xal_mem_free(xal_device_t device, xal_devptr_t ptr) {
     Runtime* rt = runtime();
     DeviceObj* d = as_device(device);
     if (!d || !rt) return bad_handle(device, "device");
+    trace::note_device(d->index);
     auto size = d->state->registry.remove(ptr);
     if (!size) {
       if (!rt->validation && ptr != 0) {

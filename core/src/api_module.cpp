@@ -1,4 +1,5 @@
 // Modules and kernels, forwarded to the backend.
+#include "compute_share.hpp"
 #include "error.hpp"
 #include "runtime.hpp"
 
@@ -126,9 +127,13 @@ XAL_API xal_status_t xal_kernel_launch(xal_stream_t stream, xal_kernel_t kernel,
     for (size_t i = 0; i < arg_count; ++i)
       if (!args[i])
         return fail(d, XAL_ERROR_INVALID_ARGUMENT, cat("args[", i, "] is NULL"));
-    const xal_status_t st =
-        k->hdr.table->kernel_launch(s->native, k->native, config, args, arg_count);
-    return st == XAL_SUCCESS ? st : fail_backend(d->backend, d, st);
+    const xal_status_t st = submit_shared(s, [&] {
+      return k->hdr.table->kernel_launch(s->native, k->native, config, args,
+                                         arg_count);
+    });
+    if (st != XAL_SUCCESS) return fail_backend(d->backend, d, st);
+    if (trace_on()) trace::launch_op(s, k->name.c_str());
+    return st;
   });
 }
 

@@ -1,5 +1,6 @@
 // Streams.
 #include "error.hpp"
+#include "partition.hpp"
 #include "runtime.hpp"
 
 using namespace xal::core;
@@ -16,6 +17,7 @@ XAL_API xal_status_t xal_stream_create(xal_device_t device, uint32_t flags,
     if (flags & ~XAL_STREAM_NON_BLOCKING)
       return fail(d, XAL_ERROR_INVALID_ARGUMENT,
                   cat("unknown stream flags ", hex(flags)));
+    if (xal_status_t r = refuse_if_partitioned(d, "create streams"); r) return r;
     xal_bstream_t* native = nullptr;
     const xal_status_t s = d->hdr.table->stream_create(d->native, flags, &native);
     if (s != XAL_SUCCESS) return fail_backend(d->backend, d, s);
@@ -32,6 +34,7 @@ XAL_API xal_status_t xal_stream_create(xal_device_t device, uint32_t flags,
       throw;
     }
     *out_stream = reinterpret_cast<xal_stream_t>(obj);
+    if (trace_on()) trace::stream_created(obj);
     return XAL_SUCCESS;
   });
 }
@@ -46,6 +49,7 @@ XAL_API xal_status_t xal_stream_destroy(xal_stream_t stream) {
       std::lock_guard lock(d->state->mu);
       if (d->state->streams.erase(s) == 0) return bad_handle(stream, "stream");
     }
+    if (trace_on()) trace::stream_destroyed(s);
     const xal_status_t st = d->hdr.table->stream_destroy(s->native);
     destroy_handle(s);
     return st == XAL_SUCCESS ? st : fail_backend(d->backend, d, st);
@@ -56,6 +60,7 @@ XAL_API xal_status_t xal_stream_synchronize(xal_stream_t stream) {
   return entry("xal_stream_synchronize", [&] {
     StreamObj* s = as_stream(stream);
     if (!s) return bad_handle(stream, "stream");
+    if (trace_on()) trace::note_stream(s);
     const xal_status_t st = s->hdr.table->stream_synchronize(s->native);
     return st == XAL_SUCCESS ? st : fail_backend(s->device->backend, s->device, st);
   });

@@ -57,4 +57,8 @@ xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
 // the caller runs `work` itself.
 bool defer_to_group_end(const void* key, std::function<xal_status_t()> work);
 
+// The timeout of a new communicator: options->timeout_ms, else
+// XAL_COMM_TIMEOUT_MS, else the default (api_comm.cpp).
+uint32_t comm_timeout_from(const xal_comm_options_t* options);
+
 }  // namespace xal::core

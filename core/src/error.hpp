@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "trace.hpp"
 #include "xal/xal.h"
 
 namespace xal::core {
@@ -55,10 +56,26 @@ void clear_pending() noexcept;
 // Turns the exception in flight into a status with detail.
 xal_status_t fail_exception() noexcept;
 
+// entry() with tracing on (XAL_TRACE): records the call and its status.
+template <class F>
+[[gnu::noinline, gnu::cold]] xal_status_t traced_entry(const char* operation,
+                                                      F& body) noexcept {
+  trace::Call call(operation);
+  xal_status_t status;
+  try {
+    status = body();
+  } catch (...) {
+    status = fail_exception();
+  }
+  call.finish(status);
+  return status;
+}
+
 // Wraps an entry point: sets the operation name, converts exceptions.
 template <class F>
 inline xal_status_t entry(const char* operation, F&& body) noexcept {
   t_operation = operation;
+  if (trace_on()) [[unlikely]] return traced_entry(operation, body);
   try {
     return body();
   } catch (...) {

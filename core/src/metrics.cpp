@@ -2,6 +2,8 @@
 #include <cstring>
 
 #include "error.hpp"
+#include "partition.hpp"
+#include "quota_shared.hpp"
 #include "runtime.hpp"
 
 using namespace xal::core;
@@ -34,7 +36,10 @@ XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
     } else {
       clear_pending();
     }
+    partition_metrics(d, &m);
     m.memory_limit_bytes = st.limit.load();
+    if (LedgerUsage job; shared_quota_usage(d, &job))
+      m.memory_limit_bytes = job.limit;  // XAL_QUOTA_LEDGER: the job's limit
     m.valid |= XAL_METRIC_MEMORY_LIMIT;
     if (!(m.valid & XAL_METRIC_HEALTH)) {
       m.health = XAL_HEALTH_OK;

@@ -49,18 +49,27 @@ struct Counters {
 struct StreamObj;
 struct EventObj;
 struct ModuleObj;
+struct PartitionInfo;
+class ComputeShare;
 
 // Per-device state the core keeps (registry, quota, counters, children).
 struct DeviceState {
   Registry registry;
   std::atomic<uint64_t> limit{0};     // quota in bytes, 0: none
   std::atomic<uint64_t> reserved{0};  // bytes allocated through xal
+  std::atomic<int> ledger_slot{-2};   // XAL_QUOTA_LEDGER slot, -2: not looked up
   Counters counters;
   std::mutex mu;  // guards the sets below and staging_stream
   std::unordered_set<StreamObj*> streams;
   std::unordered_set<EventObj*> events;
   std::unordered_set<ModuleObj*> modules;
   xal_bstream_t* staging_stream = nullptr;  // core-owned, for peer staging
+  // Partitions (partition.hpp). On a partition: what it is, and its compute
+  // share (null on whole cards: one branch per submit). On a card split into
+  // partitions: `partitioned` is set and the card refuses work.
+  std::shared_ptr<PartitionInfo> partition;
+  ComputeShare* share = nullptr;  // owned by `partition`
+  std::atomic<bool> partitioned{false};
 };
 
 }  // namespace xal::core

@@ -1,6 +1,8 @@
 // Memory quotas.
 #include "quota.hpp"
 
+#include "quota_shared.hpp"
+#include "partition.hpp"
 #include "xal_common/strings.hpp"
 
 namespace xal::core {
@@ -71,11 +73,20 @@ xal_status_t quota_reserve(DeviceObj* device, uint64_t bytes) {
                     " would pass its memory limit of ", format_bytes(limit),
                     " (", format_bytes(before), " in use)"));
   }
-  return XAL_SUCCESS;
+  xal_status_t shared = XAL_ERROR_INTERNAL;
+  try {
+    shared = shared_quota_reserve(device, bytes);
+  } catch (...) {
+    st.reserved.fetch_sub(bytes);
+    throw;
+  }
+  if (shared != XAL_SUCCESS) st.reserved.fetch_sub(bytes);
+  return shared;
 }
 
 void quota_release(DeviceObj* device, uint64_t bytes) noexcept {
   device->state->reserved.fetch_sub(bytes);
+  shared_quota_release(device, bytes);
 }
 
 }  // namespace xal::core
@@ -90,11 +101,14 @@ XAL_API xal_status_t xal_device_set_memory_limit(xal_device_t device,
   return entry("xal_device_set_memory_limit", [&] {
     DeviceObj* d = as_device(device);
     if (!d) return bad_handle(device, "device");
+    if (xal_status_t r = partition_limit(d, bytes, &bytes); r) return r;
     const uint64_t used = d->state->reserved.load();
     if (bytes != 0 && used > bytes)
       return fail(d, XAL_ERROR_OUT_OF_MEMORY,
                   cat("cannot set a memory limit of ", bytes, " bytes on device ",
                       d->index, ": ", used, " bytes are already allocated"));
+    if (xal_status_t s = shared_quota_set_limit(d, bytes); s != XAL_SUCCESS)
+      return s;
     d->state->limit.store(bytes);
     return XAL_SUCCESS;
   });
@@ -111,9 +125,13 @@ XAL_API xal_status_t xal_mem_get_info(xal_device_t device, uint64_t* out_free,
     uint64_t free_b = 0, total_b = 0;
     const xal_status_t s = d->hdr.table->mem_get_info(d->native, &free_b, &total_b);
     if (s != XAL_SUCCESS) return fail_backend(d->backend, d, s);
-    const uint64_t limit = d->state->limit.load();
+    uint64_t limit = d->state->limit.load();
+    uint64_t used = d->state->reserved.load();
+    if (LedgerUsage job; shared_quota_usage(d, &job)) {
+      limit = job.limit;  // the smallest limit of the job's processes
+      used = job.used;
+    }
     if (limit != 0) {
-      const uint64_t used = d->state->reserved.load();
       const uint64_t left = used >= limit ? 0 : limit - used;
       free_b = std::min(left, free_b);
       total_b = limit;

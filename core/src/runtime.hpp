@@ -38,6 +38,11 @@ struct Runtime {
 
   std::unique_ptr<HostMemory> host;
   std::unique_ptr<PeerEngine> peer;
+
+  // Partitions (partition.hpp): serialises creating and undoing them, and
+  // keeps the problems xal_init found in XAL_PARTITIONS.
+  std::mutex partition_mu;
+  std::vector<std::string> partition_errors;
 };
 
 // The runtime, or nullptr before xal_init / after xal_shutdown.

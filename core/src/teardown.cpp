@@ -5,6 +5,7 @@
 #include "host_memory.hpp"
 #include "loader.hpp"
 #include "peer_copy.hpp"
+#include "quota_shared.hpp"
 
 namespace xal::core {
 
@@ -42,6 +43,7 @@ void release_device_objects(DeviceObj* device) noexcept {
       t->mem_free(device->native, r.base);
     st.registry.clear();
     st.reserved.store(0);
+    shared_quota_reset(device);
     st.counters.alloc_bytes_current.store(0);
     st.counters.alloc_count_current.store(0);
   } catch (...) {

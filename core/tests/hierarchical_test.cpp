@@ -61,12 +61,16 @@ class Hierarchical : public ::testing::Test {
 
 }  // namespace
 
-// testdev: devices 0-1; testdev2: devices 2-3.
+// testdev: devices 0-1; testdev2: devices 2-3; minimal: 4-5. One device of
+// each backend: no group runs natively (testdev's native collectives finish
+// when the last rank calls them, not in stream order, so they cannot feed
+// the leaders' exchange), every rank meets at the flat exchange; minimal's
+// rank is staged.
 TEST_F(Hierarchical, AllreduceAndAlltoallAcrossBackends) {
-  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2") + "," + plugin("minimal")));
   Ranks k;
   constexpr size_t n = 1000;
-  ASSERT_NO_FATAL_FAILURE(k.open({0, 2, 3}, n * 4 * 3));
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2, 4}, n * 4 * 3));
   xal_comm_info_t info{};
   info.struct_size = sizeof info;
   ASSERT_XAL_OK(xal_comm_get_info(k.comm[1], &info));
@@ -146,10 +150,12 @@ TEST_F(Hierarchical, MismatchAndBadDtypeOp) {
 
 TEST_F(Hierarchical, OneThreadDrivesSynchronousRanksThroughAGroup) {
   // Synchronous testdev streams run the host step on the calling thread:
-  // the group runs each rank on its own thread at xal_group_end.
+  // the group runs each rank on its own thread at xal_group_end. (One
+  // testdev device only: two would form a native group, whose collectives
+  // finish when the last rank calls them, not in stream order.)
   ASSERT_XAL_OK(init(plugin("minimal") + "," + plugin("testdev")));
   Ranks k;
-  ASSERT_NO_FATAL_FAILURE(k.open({0, 2, 3}, 400));
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 1, 2}, 400));
   for (size_t r = 0; r < 3; ++r) k.put(r, std::vector<int32_t>(100, static_cast<int32_t>(r)));
   ASSERT_XAL_OK(xal_group_start());
   for (size_t r = 0; r < 3; ++r)
@@ -177,4 +183,112 @@ TEST_F(Hierarchical, StagedRanksWithoutHostFunctionsRunOnTheirThreads) {
     const auto got = k.get(r, n);
     for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 6) << r << " " << i;
   }
+}
+
+TEST_F(Hierarchical, BadChunkSizeIsRejected) {
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "4 parsecs");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  xal_device_t d[2];
+  ASSERT_XAL_OK(xal_device_get(0, &d[0]));
+  ASSERT_XAL_OK(xal_device_get(2, &d[1]));
+  xal_comm_t c[2];
+  EXPECT_XAL_ERROR(xal_comm_create(d, 2, nullptr, c), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("XAL_COMM_CHUNK_BYTES"), std::string::npos)
+      << last_error().message;
+}
+
+TEST_F(Hierarchical, BadForcedPathIsRejected) {
+  ScopedEnv force("XAL_COMM_FORCE_PATH", "sideways");
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  xal_device_t d[2];
+  ASSERT_XAL_OK(xal_device_get(0, &d[0]));
+  ASSERT_XAL_OK(xal_device_get(1, &d[1]));
+  xal_comm_t c[2];
+  EXPECT_XAL_ERROR(xal_comm_create(d, 2, nullptr, c), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("sideways"), std::string::npos);
+}
+
+// Staged ranks (no host view, asynchronous streams) with many small chunks:
+// copies run on the rank's copy streams, overlapped with the host runs;
+// minimal's rank (no host functions) runs its chunks on its thread.
+TEST_F(Hierarchical, StagedRanksArePipelinedInChunks) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv nohost("XAL_TESTDEV_NO_HOST_PTR", "1");
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "1000");  // 250 i32 per chunk
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2") + "," + plugin("minimal")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2, 4}, 5000 * 4));
+  for (size_t n : {size_t{0}, size_t{1}, size_t{250}, size_t{4999}}) {
+    SCOPED_TRACE(n);
+    for (size_t r = 0; r < 3; ++r) {
+      std::vector<int32_t> v(5000);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(r * 7 + i);
+      k.put(r, v);
+    }
+    // minimal (no host functions) runs its chunks on the calling thread:
+    // a group gives each rank a thread.
+    ASSERT_XAL_OK(xal_group_start());
+    for (size_t r = 0; r < 3; ++r)
+      ASSERT_XAL_OK(xal_allreduce(k.comm[r], k.send[r], k.recv[r], n, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[r]));
+    ASSERT_XAL_OK(xal_group_end());
+    for (size_t r = 0; r < 3; ++r) {
+      const auto got = k.get(r, n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], static_cast<int32_t>(21 + 3 * i)) << r << " " << i;
+    }
+    ASSERT_XAL_OK(xal_group_start());
+    for (size_t r = 0; r < 3; ++r)
+      ASSERT_XAL_OK(xal_broadcast(k.comm[r], k.send[r], k.recv[r], n, XAL_DTYPE_I32, 2, k.stream[r]));
+    ASSERT_XAL_OK(xal_group_end());
+    for (size_t r = 0; r < 3; ++r) {
+      const auto got = k.get(r, n);
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], static_cast<int32_t>(14 + i)) << r << " " << i;
+    }
+  }
+  for (size_t r = 0; r < 3; ++r) EXPECT_EQ(k.async_error(r), XAL_SUCCESS);
+}
+
+// Ranks that disagree on the count meet the mismatch at the same chunk and
+// all stop there: the next call pairs correctly.
+TEST_F(Hierarchical, ChunkedCountMismatchKeepsRanksInStep) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv nohost("XAL_TESTDEV_NO_HOST_PTR", "1");
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "1024");  // 256 i32 per chunk
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2}, 3000 * 4));
+  k.put(0, std::vector<int32_t>(3000, 1));
+  k.put(1, std::vector<int32_t>(3000, 2));
+  // 2048 = 8 full chunks (+ an empty last) against 3000 = 11 full + 184.
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], 2048, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[0]));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[1], k.send[1], k.recv[1], 3000, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[1]));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], 3000, XAL_DTYPE_I32, XAL_OP_MAX, k.stream[0]));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[1], k.send[1], k.recv[1], 3000, XAL_DTYPE_I32, XAL_OP_MAX, k.stream[1]));
+  EXPECT_EQ(k.get(0, 3000), std::vector<int32_t>(3000, 2));
+  EXPECT_EQ(k.get(1, 3000), std::vector<int32_t>(3000, 2));
+  EXPECT_EQ(k.async_error(0), XAL_ERROR_COLLECTIVE_MISMATCH);
+}
+
+// A staged, chunked call whose peer never comes: abort releases its copy
+// streams and its stream; a timeout does the same on its own.
+TEST_F(Hierarchical, AbortAndTimeoutReleaseAPipelinedCall) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv nohost("XAL_TESTDEV_NO_HOST_PTR", "1");
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "256");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2}, 4000, 60000));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], 1000, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[0]));
+  EXPECT_EQ(xal_stream_query(k.stream[0]), XAL_NOT_READY);
+  ASSERT_XAL_OK(xal_comm_abort(k.comm[1]));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[0]));
+  EXPECT_EQ(k.async_error(0), XAL_ERROR_ABORTED);
+
+  Ranks t;
+  ASSERT_NO_FATAL_FAILURE(t.open({1, 3}, 4000, 100));
+  ASSERT_XAL_OK(xal_broadcast(t.comm[1], t.send[1], t.recv[1], 1000, XAL_DTYPE_I32, 1, t.stream[1]));
+  ASSERT_XAL_OK(xal_stream_synchronize(t.stream[1]));
+  EXPECT_EQ(t.async_error(1), XAL_ERROR_TIMEOUT);
+  EXPECT_XAL_ERROR(xal_broadcast(t.comm[0], t.send[0], t.recv[0], 1000, XAL_DTYPE_I32, 1, t.stream[0]),
+                   XAL_ERROR_TIMEOUT);
+  EXPECT_NE(std::string(last_error().message).find("rank(s) 0"), std::string::npos) << last_error().message;
 }

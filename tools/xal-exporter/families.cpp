@@ -68,6 +68,10 @@ void info_families(const DeviceSnapshot& d, const Labels& l, Exposition& e) {
 
 void sensor_families(const DeviceSnapshot& d, const Labels& l, Exposition& e) {
   const xal_device_metrics_t& m = d.metrics;
+  e.add("xal_compute_share_ratio", kGauge,
+        "Share of the card's time the device may use: a partition's compute "
+        "share (0..1), 1 for a whole card.",
+        l, d.compute_percent / 100.0);
   if (d.has(XAL_METRIC_UTILIZATION)) {
     e.add("xal_utilization_ratio", kGauge,
           "Fraction of recent time the device was busy with work done "

@@ -67,7 +67,26 @@ Inventory collect_inventory() {
     } else {
       record.mem_error = last_error_text(mem);
     }
+    check(xal_device_get_compute_share(device, &record.compute_percent),
+          "xal_device_get_compute_share(" + std::to_string(i) + ")");
     inv.devices.push_back(std::move(record));
+  }
+
+  size_t length = 0;
+  check(xal_partition_config_errors(nullptr, 0, &length),
+        "xal_partition_config_errors");
+  std::string text(length + 1, '\0');
+  check(xal_partition_config_errors(text.data(), text.size(), nullptr),
+        "xal_partition_config_errors");
+  text.resize(length);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) {
+      end = text.size();
+    }
+    inv.partition_errors.push_back(text.substr(start, end - start));
+    start = end + 1;
   }
   return inv;
 }

@@ -21,12 +21,15 @@ struct DeviceRecord {
   std::optional<uint64_t> mem_free;
   std::optional<uint64_t> mem_total;
   std::string mem_error;
+  uint32_t compute_percent = 100;  // xal_device_get_compute_share
 };
 
 struct Inventory {
   uint32_t abi_version = 0;
   std::vector<BackendRecord> backends;
   std::vector<DeviceRecord> devices;
+  // xal_partition_config_errors: bad XAL_PARTITIONS entries, one per line.
+  std::vector<std::string> partition_errors;
 };
 
 // Reads every backend and device. xal_init must have succeeded. Throws

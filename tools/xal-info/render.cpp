@@ -88,9 +88,19 @@ void render_text(const Inventory& inv, std::ostream& out) {
     row(out, "capabilities", join(capability_names(p.capabilities)));
     row(out, "parent", p.parent_index < 0 ? std::string("-")
                                           : std::to_string(p.parent_index));
+    if (p.parent_index >= 0 || d.compute_percent != 100) {
+      row(out, "compute share", std::to_string(d.compute_percent) + "%");
+    }
   }
   if (inv.devices.empty()) {
     out << "  (none: see the backends' reasons above)\n";
+  }
+  if (!inv.partition_errors.empty()) {
+    out << "\nPartition problems (XAL_PARTITIONS): "
+        << inv.partition_errors.size() << '\n';
+    for (const std::string& e : inv.partition_errors) {
+      out << "  " << e << '\n';
+    }
   }
 }
 
@@ -136,6 +146,7 @@ nlohmann::json render_json(const Inventory& inv) {
         {"capabilities", capability_names(p.capabilities)},
         {"capability_bits", p.capabilities},
         {"parent_index", nullptr},
+        {"compute_percent", d.compute_percent},
         {"memory_free_bytes", nullptr},
         {"memory_total_bytes", nullptr},
     };
@@ -150,6 +161,7 @@ nlohmann::json render_json(const Inventory& inv) {
     }
     root["devices"].push_back(std::move(dev));
   }
+  root["partition_errors"] = inv.partition_errors;
   return root;
 }
 

@@ -76,6 +76,7 @@ json device_json(const DeviceSnapshot& d) {
       {"uuid", telemetry::format_uuid(p.uuid)},
       {"pci_bus_id", p.pci_bus_id},
       {"parent_index", p.parent_index >= 0 ? json(p.parent_index) : json(nullptr)},
+      {"compute_percent", d.compute_percent},
       {"simulated", d.simulated()},
       {"memory_bytes", p.memory_bytes},
       {"memory_free_bytes", d.mem_free ? json(*d.mem_free) : json(nullptr)},

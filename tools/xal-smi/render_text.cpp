@@ -83,7 +83,8 @@ void device_table(const telemetry::Snapshot& snap, std::ostream& out) {
   for (const DeviceSnapshot& d : snap.devices) {
     std::string name = d.props.name;
     if (d.props.parent_index >= 0) {
-      name += " [part of " + std::to_string(d.props.parent_index) + "]";
+      name += " [part of " + std::to_string(d.props.parent_index) + ", " +
+              std::to_string(d.compute_percent) + "%]";
     }
     if (d.simulated()) name += " (sim)";
     table.add_row({

@@ -73,6 +73,9 @@ DeviceSnapshot read_device(uint32_t index) {
   } else {
     d.mem_error = last_error_text(mem);
   }
+  if (xal_device_get_compute_share(device, &d.compute_percent) != XAL_SUCCESS) {
+    d.compute_percent = 100;
+  }
   return d;
 }
 

@@ -25,6 +25,8 @@ struct DeviceSnapshot {
   std::optional<uint64_t> mem_free;
   std::optional<uint64_t> mem_total;
   std::string mem_error;
+  // xal_device_get_compute_share: a partition's share, 100 for a card.
+  uint32_t compute_percent = 100;
 
   // True when bit `bit` (XAL_METRIC_*) of metrics.valid is set.
   bool has(uint64_t bit) const { return (metrics.valid & bit) != 0; }

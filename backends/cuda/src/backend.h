@@ -13,6 +13,7 @@
 
 #include "dynamic_symbols.h"
 #include "xal/xal_backend.h"
+#include "xalsupport/guarded.h"
 
 namespace xal::cuda {
 class Nvml;
@@ -128,26 +129,19 @@ namespace xal::cuda {
 // The status of the calling entry for an object made before the last reset.
 xal_status_t stale_object(const xal_backend_s* backend, const char* what);
 
-// Wraps an entry body: exceptions become statuses with a message.
+// Wraps an entry body: exceptions become statuses with a message (the
+// shared barrier of backends/support, with the CUDA backend's wording).
 template <typename Fn>
 xal_status_t guarded(const xal_backend_s* backend, Fn&& fn) noexcept {
-  try {
-    return fn();
-  } catch (const std::bad_alloc&) {
-    return backend != nullptr
-               ? backend->error(XAL_ERROR_OUT_OF_HOST_MEMORY,
-                                "cuda: out of host memory")
-               : XAL_ERROR_OUT_OF_HOST_MEMORY;
-  } catch (const std::exception& e) {
-    return backend != nullptr
-               ? backend->error(XAL_ERROR_INTERNAL,
-                                std::string("cuda: internal error: ") + e.what())
-               : XAL_ERROR_INTERNAL;
-  } catch (...) {
-    return backend != nullptr
-               ? backend->error(XAL_ERROR_INTERNAL, "cuda: internal error")
-               : XAL_ERROR_INTERNAL;
-  }
+  return support::catch_all(fn, [backend](xal_status_t status, const char* what) {
+    if (backend == nullptr) return status;
+    if (status == XAL_ERROR_OUT_OF_HOST_MEMORY) {
+      return backend->error(status, "cuda: out of host memory");
+    }
+    return backend->error(status, what != nullptr
+                                      ? std::string("cuda: internal error: ") + what
+                                      : std::string("cuda: internal error"));
+  });
 }
 
 }  // namespace xal::cuda

@@ -12,6 +12,7 @@
 #include "nccl_loader.h"
 #include "nvml_loader.h"
 #include "xal_common/strings.hpp"
+#include "xalsupport/config.h"
 
 #ifndef XAL_CUDA_PLUGIN_VERSION
 #define XAL_CUDA_PLUGIN_VERSION "0.0.0"
@@ -20,15 +21,7 @@
 namespace xal::cuda {
 namespace {
 
-std::string config(const xal_backend_services_t* services, const char* key) {
-  const char* value = nullptr;
-  if (services != nullptr && services->get_config != nullptr) {
-    value = services->get_config(key);
-  } else {
-    value = std::getenv(key);
-  }
-  return value != nullptr ? std::string(value) : std::string();
-}
+using support::config;
 
 // Releases the devices, then the instance (owned from here on).
 void destroy(xal_backend_s* backend) {

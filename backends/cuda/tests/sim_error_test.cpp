@@ -57,10 +57,10 @@ TEST_F(CudaSim, EveryInjectedResultMapsWithItsVendorCode) {
     setenv("XALSIM_CUDA_FAIL", ("cuMemAlloc=" + std::to_string(m.code)).c_str(), 1);
     xal_devptr_t p = 0;
     EXPECT_EQ(table_->mem_alloc(dev0_, 256, &p), m.status);
-    EXPECT_EQ(last_reported.status, m.status);
-    EXPECT_EQ(last_reported.vendor_code, m.code);
-    EXPECT_EQ(last_reported.vendor_name, m.name);
-    EXPECT_NE(last_reported.message.find("cuMemAlloc"), std::string::npos);
+    EXPECT_EQ(last_error().status, m.status);
+    EXPECT_EQ(last_error().vendor_code, m.code);
+    EXPECT_EQ(last_error().vendor_name, m.name);
+    EXPECT_NE(last_error().message.find("cuMemAlloc"), std::string::npos);
     unsetenv("XALSIM_CUDA_FAIL");
     const xal_device_health_t h = health(table_, dev0_);
     if (m.sticky) {
@@ -89,8 +89,8 @@ TEST_F(CudaSim, StickyErrorHoldsUntilReset) {
   // Everything on the device now fails with the sticky error...
   xal_devptr_t p = 0;
   EXPECT_EQ(table_->mem_alloc(dev0_, 256, &p), XAL_ERROR_DEVICE_LOST);
-  EXPECT_EQ(last_reported.vendor_code, 700);
-  EXPECT_NE(last_reported.message.find("sticky"), std::string::npos);
+  EXPECT_EQ(last_error().vendor_code, 700);
+  EXPECT_NE(last_error().message.find("sticky"), std::string::npos);
   EXPECT_EQ(table_->stream_query(stream0_), XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(table_->device_synchronize(dev0_), XAL_ERROR_DEVICE_LOST);
   // ...while the other device works.
@@ -101,7 +101,7 @@ TEST_F(CudaSim, StickyErrorHoldsUntilReset) {
   ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
   EXPECT_EQ(health(table_, dev0_).state, XAL_HEALTH_OK);
   EXPECT_EQ(table_->stream_query(stream0_), XAL_ERROR_INVALID_HANDLE);
-  EXPECT_NE(last_reported.message.find("xal_device_reset"), std::string::npos);
+  EXPECT_NE(last_error().message.find("xal_device_reset"), std::string::npos);
   EXPECT_EQ(table_->mem_free(dev0_, kept), XAL_SUCCESS);  // went with the reset
   EXPECT_EQ(table_->stream_destroy(stream0_), XAL_SUCCESS);
   ASSERT_EQ(table_->stream_create(dev0_, 0, &stream0_), XAL_SUCCESS);
@@ -119,7 +119,7 @@ TEST_F(CudaSim, KernelFaultMakesTheDeviceLost) {
   ASSERT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_PTX, kPtx,
                                 sizeof kPtx - 1, &module),
             XAL_SUCCESS)
-      << last_reported.message;
+      << last_error().message;
   xal_bkernel_t* kernel = nullptr;
   ASSERT_EQ(table_->kernel_get(module, "xalsim_illegal_address", &kernel),
             XAL_SUCCESS);
@@ -127,7 +127,7 @@ TEST_F(CudaSim, KernelFaultMakesTheDeviceLost) {
   ASSERT_EQ(table_->kernel_launch(stream0_, kernel, &config, nullptr, 0),
             XAL_SUCCESS);
   EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_ERROR_DEVICE_LOST);
-  EXPECT_EQ(last_reported.vendor_name, "CUDA_ERROR_ILLEGAL_ADDRESS");
+  EXPECT_EQ(last_error().vendor_name, "CUDA_ERROR_ILLEGAL_ADDRESS");
   EXPECT_EQ(health(table_, dev0_).state, XAL_HEALTH_LOST);
   EXPECT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
   EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS);
@@ -161,7 +161,7 @@ TEST_F(CudaSim, KernelLaunchRunsWithItsArguments) {
   xal_launch_config_t bad{sizeof bad, {1, 1, 1}, {2048, 1, 1}, 0, nullptr};
   EXPECT_EQ(table_->kernel_launch(stream1_, kernel, &bad, args, 3),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(last_reported.vendor_code, 1);
+  EXPECT_EQ(last_error().vendor_code, 1);
   EXPECT_EQ(table_->mem_free(dev1_, buf), XAL_SUCCESS);
   EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS);
 }
@@ -173,12 +173,12 @@ TEST_F(CudaSim, PtxThatFailsToCompileGivesTheJitLog) {
   EXPECT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_PTX, bad.data(),
                                 bad.size(), &module),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(last_reported.vendor_code, 218);
-  EXPECT_EQ(last_reported.vendor_name, "CUDA_ERROR_INVALID_PTX");
-  EXPECT_NE(last_reported.message.find("JIT log"), std::string::npos);
-  EXPECT_NE(last_reported.message.find("line 3"), std::string::npos)
-      << last_reported.message;
-  EXPECT_NE(last_reported.message.find("XALSIM_JIT_ERROR"), std::string::npos);
+  EXPECT_EQ(last_error().vendor_code, 218);
+  EXPECT_EQ(last_error().vendor_name, "CUDA_ERROR_INVALID_PTX");
+  EXPECT_NE(last_error().message.find("JIT log"), std::string::npos);
+  EXPECT_NE(last_error().message.find("line 3"), std::string::npos)
+      << last_error().message;
+  EXPECT_NE(last_error().message.find("XALSIM_JIT_ERROR"), std::string::npos);
 }
 
 TEST_F(CudaSim, ModuleBadInput) {
@@ -192,14 +192,14 @@ TEST_F(CudaSim, ModuleBadInput) {
   EXPECT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_PTX, garbage,
                                 sizeof garbage, &module),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(last_reported.vendor_name, "CUDA_ERROR_INVALID_IMAGE");
+  EXPECT_EQ(last_error().vendor_name, "CUDA_ERROR_INVALID_IMAGE");
   ASSERT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_PTX, kPtx,
                                 sizeof kPtx - 1, &module),
             XAL_SUCCESS);
   xal_bkernel_t* kernel = nullptr;
   EXPECT_EQ(table_->kernel_get(module, "nope", &kernel),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(last_reported.message.find("no kernel 'nope'"), std::string::npos);
+  EXPECT_NE(last_error().message.find("no kernel 'nope'"), std::string::npos);
   EXPECT_EQ(table_->kernel_get(module, "", &kernel), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS);
 }
@@ -220,7 +220,7 @@ std::vector<T> roundtrip(CudaSim* t, const xal_backend_table_t* table,
   EXPECT_EQ(table->memcpy_htod(s, da, a.data(), bytes), XAL_SUCCESS);
   EXPECT_EQ(table->memcpy_htod(s, db, b.data(), bytes), XAL_SUCCESS);
   EXPECT_EQ(ext->reduce(s, da, db, a.size(), dtype, op), XAL_SUCCESS)
-      << last_reported.message;
+      << last_error().message;
   std::vector<T> out(a.size());
   EXPECT_EQ(table->memcpy_dtoh(s, out.data(), da, bytes), XAL_SUCCESS);
   EXPECT_EQ(table->stream_synchronize(s), XAL_SUCCESS);

@@ -44,7 +44,7 @@ class ScopedEnv {
 const xal_backend_table_t* const kTableAtStart = plugin_table();
 
 xal_status_t try_init(xal_backend_t** out) {
-  xal_backend_init_args_t args{sizeof args, &kServices, nullptr};
+  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
   return plugin_table()->init(&args, out);
 }
 
@@ -54,28 +54,28 @@ TEST(CudaSimulationLoading, MissingDriverFileIsUnavailableWithDlerror) {
   ASSERT_NE(plugin_table(), nullptr);
   EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
   EXPECT_EQ(backend, nullptr);
-  EXPECT_NE(last_reported.message.find("/nonexistent/libcuda.so.1"),
+  EXPECT_NE(last_error().message.find("/nonexistent/libcuda.so.1"),
             std::string::npos);
-  EXPECT_NE(last_reported.message.find("cannot open shared object file"),
+  EXPECT_NE(last_error().message.find("cannot open shared object file"),
             std::string::npos)
-      << last_reported.message;
+      << last_error().message;
 }
 
 TEST(CudaSimulationLoading, DriverTooOldNamesTheMissingFunction) {
   ScopedEnv hide("XALSIM_CUDA_HIDE", "cuMemsetD8Async");
   xal_backend_t* backend = nullptr;
   EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
-  EXPECT_NE(last_reported.message.find(
+  EXPECT_NE(last_error().message.find(
                 "libcuda.so.1 is too old: missing cuMemsetD8Async"),
             std::string::npos)
-      << last_reported.message;
+      << last_error().message;
 }
 
 TEST(CudaSimulationLoading, MissingOptionalFunctionsDropTheirFeature) {
   ScopedEnv hide("XALSIM_CUDA_HIDE",
                  "cuModuleLoadDataEx,cuLaunchKernel,cuMemHostRegister");
   xal_backend_t* backend = nullptr;
-  ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_reported.message;
+  ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_error().message;
   const xal_backend_table_t* t = plugin_table();
   xal_bdevice_t* dev = nullptr;
   ASSERT_EQ(t->device_get(backend, 0, &dev), XAL_SUCCESS);
@@ -90,7 +90,7 @@ TEST(CudaSimulationLoading, MissingOptionalFunctionsDropTheirFeature) {
   char buffer[64];
   EXPECT_EQ(t->host_register(backend, buffer, sizeof buffer),
             XAL_ERROR_NOT_SUPPORTED);
-  EXPECT_NE(last_reported.message.find("cuMemHostRegister"), std::string::npos);
+  EXPECT_NE(last_error().message.find("cuMemHostRegister"), std::string::npos);
   EXPECT_EQ(t->shutdown(backend), XAL_SUCCESS);
 }
 
@@ -98,15 +98,15 @@ TEST(CudaSimulationLoading, NoDeviceIsUnavailable) {
   ScopedEnv fail("XALSIM_CUDA_FAIL", "cuInit=100");
   xal_backend_t* backend = nullptr;
   EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
-  EXPECT_EQ(last_reported.vendor_code, 100);
-  EXPECT_EQ(last_reported.vendor_name, "CUDA_ERROR_NO_DEVICE");
-  EXPECT_NE(last_reported.message.find("cuInit"), std::string::npos);
+  EXPECT_EQ(last_error().vendor_code, 100);
+  EXPECT_EQ(last_error().vendor_name, "CUDA_ERROR_NO_DEVICE");
+  EXPECT_NE(last_error().message.find("cuInit"), std::string::npos);
 }
 
 TEST(CudaSimulationLoading, InitCanBeRepeated) {
   for (int i = 0; i < 3; ++i) {
     xal_backend_t* backend = nullptr;
-    ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_reported.message;
+    ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_error().message;
     EXPECT_EQ(plugin_table()->shutdown(backend), XAL_SUCCESS);
   }
 }
@@ -138,10 +138,10 @@ TEST(NoDriver, RealDriverAbsentGivesTheDlopenReason) {
   ASSERT_NE(plugin_table(), nullptr);
   xal_backend_t* backend = nullptr;
   EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
-  EXPECT_NE(last_reported.message.find(
+  EXPECT_NE(last_error().message.find(
                 "libcuda.so.1: cannot open shared object file"),
             std::string::npos)
-      << last_reported.message;
+      << last_error().message;
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ TEST_F(CudaSim, PropertiesComeFromTheDriver) {
 TEST_F(CudaSim, DeviceIndexOutOfRange) {
   xal_bdevice_t* dev = nullptr;
   EXPECT_EQ(table_->device_get(backend_, 99, &dev), XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(last_reported.message.find("out of range"), std::string::npos);
+  EXPECT_NE(last_error().message.find("out of range"), std::string::npos);
 }
 
 TEST_F(CudaSim, AllocFreeAndInfo) {
@@ -80,9 +80,9 @@ TEST_F(CudaSim, OutOfMemoryKeepsTheCudaCode) {
   xal_devptr_t p = 0;
   EXPECT_EQ(table_->mem_alloc(dev0_, size_t{2} << 30, &p),
             XAL_ERROR_OUT_OF_MEMORY);
-  EXPECT_EQ(last_reported.vendor_code, 2);
-  EXPECT_EQ(last_reported.vendor_name, "CUDA_ERROR_OUT_OF_MEMORY");
-  EXPECT_NE(last_reported.message.find("cuMemAlloc"), std::string::npos);
+  EXPECT_EQ(last_error().vendor_code, 2);
+  EXPECT_EQ(last_error().vendor_name, "CUDA_ERROR_OUT_OF_MEMORY");
+  EXPECT_NE(last_error().message.find("cuMemAlloc"), std::string::npos);
   // Out of memory is not sticky.
   xal_device_health_t h{};
   h.struct_size = sizeof h;
@@ -118,8 +118,8 @@ TEST_F(CudaSim, CopyPastTheEndIsRefusedByTheDriver) {
   std::vector<uint8_t> big(1024);
   EXPECT_EQ(table_->memcpy_htod(stream0_, a, big.data(), big.size()),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(last_reported.vendor_code, 1);
-  EXPECT_EQ(last_reported.vendor_name, "CUDA_ERROR_INVALID_VALUE");
+  EXPECT_EQ(last_error().vendor_code, 1);
+  EXPECT_EQ(last_error().vendor_name, "CUDA_ERROR_INVALID_VALUE");
   EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
 }
 
@@ -191,13 +191,13 @@ TEST_F(CudaSim, HostRegisterAndUnregister) {
             XAL_SUCCESS);
   EXPECT_EQ(table_->host_register(backend_, buffer.data(), buffer.size()),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(last_reported.vendor_code, 712);
-  EXPECT_EQ(last_reported.vendor_name,
+  EXPECT_EQ(last_error().vendor_code, 712);
+  EXPECT_EQ(last_error().vendor_name,
             "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED");
   EXPECT_EQ(table_->host_unregister(backend_, buffer.data()), XAL_SUCCESS);
   EXPECT_EQ(table_->host_unregister(backend_, buffer.data()),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(last_reported.vendor_code, 713);
+  EXPECT_EQ(last_error().vendor_code, 713);
 }
 
 TEST_F(CudaSim, MetricsReportDriverMemory) {

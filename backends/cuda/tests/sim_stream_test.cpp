@@ -97,11 +97,11 @@ TEST_F(CudaSim, ElapsedTimeNeedsTimingAndRecords) {
   float ms = 0;
   EXPECT_EQ(table_->event_elapsed_ms(timed, untimed, &ms),
             XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(last_reported.message.find("DISABLE_TIMING"), std::string::npos);
+  EXPECT_NE(last_error().message.find("DISABLE_TIMING"), std::string::npos);
   // An event never recorded: the driver says invalid handle.
   EXPECT_EQ(table_->event_elapsed_ms(timed, never, &ms),
             XAL_ERROR_INVALID_HANDLE);
-  EXPECT_EQ(last_reported.vendor_code, 400);
+  EXPECT_EQ(last_error().vendor_code, 400);
   // An event never recorded counts as complete.
   EXPECT_EQ(table_->event_query(never), XAL_SUCCESS);
   for (auto* e : {timed, untimed, never}) {

@@ -14,6 +14,8 @@
 #include "rccl.h"
 #include "rocm_smi.h"
 #include "xal/xal_backend.h"
+#include "xalsupport/device_objects.h"
+#include "xalsupport/sticky_error.h"
 
 struct xal_bstream_s;
 struct xal_bevent_s;
@@ -68,17 +70,14 @@ struct xal_bdevice_s {
 
   std::mutex mutex;
   // Sticky error: set by a sticky HIP code, cleared by device_reset.
-  xal_status_t sticky_status = XAL_SUCCESS;
-  int64_t sticky_code = 0;
-  std::string sticky_name;
-  std::string sticky_message;
+  xal::support::StickyError sticky;
   // Bumped by device_reset: objects of an older generation are invalid.
   uint64_t generation = 0;
   std::unordered_map<uint64_t, uint64_t> allocations;  // address -> generation
   // The device owns its streams, events and modules; the key is the
   // handle given to the core.
-  std::unordered_map<xal_bstream_s*, std::unique_ptr<xal_bstream_s>> streams;
-  std::unordered_map<xal_bevent_s*, std::unique_ptr<xal_bevent_s>> events;
-  std::unordered_map<xal_bmodule_s*, std::unique_ptr<xal_bmodule_s>> modules;
+  xal::support::Objects<xal_bstream_s> streams;
+  xal::support::Objects<xal_bevent_s> events;
+  xal::support::Objects<xal_bmodule_s> modules;
 };
 

@@ -7,16 +7,12 @@
 #include "errors.h"
 #include "status_map.h"
 #include "xal_common/strings.hpp"
+#include "xalsupport/config.h"
 
 namespace xal::hip {
 namespace {
 
-std::string config(const xal_backend_services_t* services, const char* key) {
-  const char* value = (services != nullptr && services->get_config != nullptr)
-                          ? services->get_config(key)
-                          : std::getenv(key);
-  return value != nullptr ? value : "";
-}
+using support::config;
 
 void log_info(const xal_backend_services_t* services, const std::string& text) {
   if (services != nullptr && services->log != nullptr) {

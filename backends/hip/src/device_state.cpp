@@ -2,7 +2,6 @@
 #include "entries.h"
 #include "errors.h"
 #include "status_map.h"
-#include "xal_common/strings.hpp"
 
 namespace xal::hip {
 namespace {
@@ -46,10 +45,7 @@ xal_status_t device_reset(xal_bdevice_t* device) {
     // of the device: older objects become invalid handles.
     std::lock_guard lock(device->mutex);
     device->generation += 1;
-    device->sticky_status = XAL_SUCCESS;
-    device->sticky_code = 0;
-    device->sticky_name.clear();
-    device->sticky_message.clear();
+    device->sticky.clear();
     std::lock_guard peer_lock(device->backend->peer_mutex);
     std::erase_if(device->backend->peers_enabled, [&](const auto& pair) {
       return pair.first == device->ordinal || pair.second == device->ordinal;
@@ -62,17 +58,7 @@ xal_status_t device_get_health(xal_bdevice_t* device,
                                xal_device_health_t* out) {
   return guarded("hip device_get_health", [&]() -> xal_status_t {
     std::lock_guard lock(device->mutex);
-    out->sticky_status = device->sticky_status;
-    out->vendor_code = device->sticky_code;
-    if (device->sticky_status == XAL_SUCCESS) {
-      out->state = XAL_HEALTH_OK;
-      common::copy_string(out->message, "");
-    } else {
-      out->state = device->sticky_status == XAL_ERROR_DEVICE_LOST
-                       ? XAL_HEALTH_LOST
-                       : XAL_HEALTH_ERROR;
-      common::copy_string(out->message, device->sticky_message);
-    }
+    device->sticky.describe(out);
     return XAL_SUCCESS;
   });
 }

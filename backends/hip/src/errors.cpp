@@ -1,26 +1,8 @@
 #include "errors.h"
 
-#include <atomic>
-
 #include "status_map.h"
 
 namespace xal::hip {
-namespace {
-std::atomic<const xal_backend_services_t*> g_services{nullptr};
-}  // namespace
-
-void set_services(const xal_backend_services_t* services) {
-  g_services.store(services);
-}
-
-xal_status_t report(xal_status_t status, int64_t vendor_code,
-                    const char* vendor_name, const std::string& message) {
-  const xal_backend_services_t* services = g_services.load();
-  if (services != nullptr && services->set_error != nullptr) {
-    services->set_error(status, vendor_code, vendor_name, message.c_str());
-  }
-  return status;
-}
 
 xal_status_t check(xal_bdevice_s* device, hipError_t result, const char* what) {
   if (result == hipSuccess) return XAL_SUCCESS;
@@ -32,12 +14,8 @@ xal_status_t check(xal_bdevice_s* device, hipError_t result, const char* what) {
     message += " on HIP device " + std::to_string(device->ordinal);
     if (mapping.sticky) {
       std::lock_guard lock(device->mutex);
-      if (device->sticky_status == XAL_SUCCESS) {
-        device->sticky_status = mapping.status;
-        device->sticky_code = static_cast<int64_t>(result);
-        device->sticky_name = mapping.name;
-        device->sticky_message = message;
-      }
+      device->sticky.record(mapping.status, static_cast<int64_t>(result),
+                            mapping.name, message);
     }
   }
   if (mapping.sticky) message += "; sticky until xal_device_reset";
@@ -47,12 +25,9 @@ xal_status_t check(xal_bdevice_s* device, hipError_t result, const char* what) {
 
 xal_status_t sticky_check(xal_bdevice_s* device) {
   std::lock_guard lock(device->mutex);
-  if (device->sticky_status == XAL_SUCCESS) return XAL_SUCCESS;
-  return report(device->sticky_status, device->sticky_code,
-                device->sticky_name.c_str(),
-                "HIP device " + std::to_string(device->ordinal) +
-                    " has a sticky error (" + device->sticky_message +
-                    "); call xal_device_reset");
+  if (device->sticky.healthy()) return XAL_SUCCESS;
+  return device->sticky.report_again("HIP device " +
+                                     std::to_string(device->ordinal));
 }
 
 xal_status_t enter(xal_bdevice_s* device) {

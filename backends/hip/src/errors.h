@@ -1,20 +1,20 @@
 // Error reporting shared by every entry of the HIP backend.
 #pragma once
 
-#include <exception>
-#include <new>
 #include <string>
 
 #include "backend.h"
+#include "xalsupport/guarded.h"
+#include "xalsupport/report.h"
 
 namespace xal::hip {
 
-// The services table of the running core (set at init). Thread-safe.
-void set_services(const xal_backend_services_t* services);
-
-// Records detail through services->set_error and returns `status`.
-xal_status_t report(xal_status_t status, int64_t vendor_code,
-                    const char* vendor_name, const std::string& message);
+// set_services (at init), report (detail through services->set_error) and
+// guarded (the entries' exception barrier) are shared by the vendor
+// backends: backends/support.
+using support::guarded;
+using support::report;
+using support::set_services;
 
 // Maps a HIP result of `what` on `device` (may be null) to a status; on an
 // error records detail, and on a sticky code marks the device. Thread-safe.
@@ -30,23 +30,5 @@ xal_status_t enter(xal_bdevice_s* device);
 // invalidated gives XAL_ERROR_INVALID_HANDLE.
 xal_status_t enter(xal_bdevice_s* device, uint64_t generation,
                    const char* what);
-
-// Runs `body` (returning xal_status_t) and turns any exception into a
-// status with a message, so that nothing crosses the C boundary.
-template <typename Body>
-xal_status_t guarded(const char* operation, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return report(XAL_ERROR_OUT_OF_HOST_MEMORY, 0, nullptr,
-                  std::string(operation) + ": out of host memory");
-  } catch (const std::exception& error) {
-    return report(XAL_ERROR_INTERNAL, 0, nullptr,
-                  std::string(operation) + ": " + error.what());
-  } catch (...) {
-    return report(XAL_ERROR_INTERNAL, 0, nullptr,
-                  std::string(operation) + ": unknown exception");
-  }
-}
 
 }  // namespace xal::hip

@@ -28,10 +28,8 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
       return s;
     }
     std::lock_guard lock(device->mutex);
-    event->generation = device->generation;
-    xal_bevent_s* handle = event.get();
-    device->events.emplace(handle, std::move(event));
-    *out_event = handle;
+    *out_event = support::keep(device->events, std::move(event),
+                               device->generation);
     return XAL_SUCCESS;
   });
 }
@@ -42,13 +40,11 @@ xal_status_t event_destroy(xal_bevent_t* event) {
     std::unique_ptr<xal_bevent_s> owned;
     {
       std::lock_guard lock(device->mutex);
-      auto found = device->events.find(event);
-      if (found == device->events.end()) {
+      owned = support::take(device->events, event);
+      if (owned == nullptr) {
         return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
                       "not a live HIP event");
       }
-      owned = std::move(found->second);
-      device->events.erase(found);
       if (owned->generation != device->generation) return XAL_SUCCESS;
     }
     (void)device->backend->api().hipSetDevice(device->ordinal);

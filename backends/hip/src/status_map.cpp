@@ -5,13 +5,10 @@
 namespace xal::hip {
 namespace {
 
-struct Entry {
-  int64_t code;
-  StatusMapping mapping;
-};
+using support::StatusEntry;
 
 #define XAL_HIP_CODE(code, status, sticky) \
-  Entry{code, StatusMapping{status, #code, sticky}}
+  StatusEntry{code, StatusMapping{status, #code, sticky}}
 
 // Sticky codes: a kernel fault (700, 710, 719), a launch timeout (702) or an
 // uncorrectable ECC error (214) leaves the HIP context unusable; every later
@@ -97,10 +94,7 @@ constexpr auto kTable = std::array{
 }  // namespace
 
 StatusMapping map_status(int64_t hip_code) {
-  for (const Entry& entry : kTable) {
-    if (entry.code == hip_code) return entry.mapping;
-  }
-  return StatusMapping{XAL_ERROR_BACKEND, "hipErrorUnrecognized", false};
+  return support::find_status(kTable, hip_code, "hipErrorUnrecognized");
 }
 
 }  // namespace xal::hip

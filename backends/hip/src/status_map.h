@@ -6,14 +6,13 @@
 
 #include "hip_api.h"
 #include "xal/xal.h"
+#include "xalsupport/status_table.h"
 
 namespace xal::hip {
 
-struct StatusMapping {
-  xal_status_t status;  // XAL_SUCCESS only for hipSuccess
-  const char* name;     // "hipErrorIllegalAddress"; "hipErrorUnrecognized"
-  bool sticky;          // the device keeps failing until hipDeviceReset
-};
+// {status, vendor name, sticky}: the row type shared by the vendor
+// backends (backends/support, xalsupport/status_table.h).
+using support::StatusMapping;
 
 // Total function: any code, known or not, maps to something (an unknown
 // code gives XAL_ERROR_BACKEND, non-sticky). Thread-safe.

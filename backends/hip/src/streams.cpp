@@ -21,10 +21,8 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
       return s;
     }
     std::lock_guard lock(device->mutex);
-    stream->generation = device->generation;
-    xal_bstream_s* handle = stream.get();
-    device->streams.emplace(handle, std::move(stream));
-    *out_stream = handle;
+    *out_stream = support::keep(device->streams, std::move(stream),
+                                device->generation);
     return XAL_SUCCESS;
   });
 }
@@ -36,13 +34,11 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
     bool live = false;
     {
       std::lock_guard lock(device->mutex);
-      auto found = device->streams.find(stream);
-      if (found == device->streams.end()) {
+      owned = support::take(device->streams, stream);
+      if (owned == nullptr) {
         return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
                       "not a live HIP stream");
       }
-      owned = std::move(found->second);
-      device->streams.erase(found);
       live = owned->generation == device->generation;
     }
     if (!live) return XAL_SUCCESS;  // a device reset destroyed it already

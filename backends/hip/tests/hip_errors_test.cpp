@@ -11,13 +11,7 @@
 namespace xal::hip::testing {
 namespace {
 
-struct InjectedCase {
-  const char* plan;
-  xal_status_t status;
-  int64_t code;
-  const char* name;
-  bool sticky;
-};
+using xaltest::InjectedCase;
 
 class HipErrors : public HipPlugin {
  protected:
@@ -72,33 +66,7 @@ TEST_F(HipErrors, EveryInjectedCodeMapsWithItsVendorCodeAndName) {
       {"hipMalloc=214", XAL_ERROR_HARDWARE, 214, "hipErrorECCNotCorrectable", true},
   };
   for (const InjectedCase& c : cases) {
-    SCOPED_TRACE(c.plan);
-    last_error() = ErrorDetail{};
-    setenv("XALSIM_HIP_FAIL", c.plan, 1);
-    EXPECT_EQ(run(c.plan), c.status);
-    unsetenv("XALSIM_HIP_FAIL");
-    if (c.status != XAL_NOT_READY) {
-      EXPECT_EQ(last_error().status, c.status);
-      EXPECT_EQ(last_error().vendor_code, c.code);
-      EXPECT_EQ(last_error().vendor_name, c.name);
-      EXPECT_NE(last_error().message.find(c.name), std::string::npos)
-          << last_error().message;
-    }
-    xal_device_health_t health{};
-    health.struct_size = sizeof health;
-    ASSERT_EQ(table_->device_get_health(dev0_, &health), XAL_SUCCESS);
-    if (c.sticky) {
-      // Still failing with no fault injected: the error is sticky.
-      xal_devptr_t ptr = 0;
-      EXPECT_EQ(table_->mem_alloc(dev0_, 64, &ptr), c.status);
-      EXPECT_EQ(last_error().vendor_code, c.code);
-      EXPECT_NE(health.state, static_cast<uint32_t>(XAL_HEALTH_OK));
-      EXPECT_EQ(health.vendor_code, c.code);
-      ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
-      ASSERT_EQ(table_->stream_create(dev0_, 0, &stream_), XAL_SUCCESS);
-    } else {
-      EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_OK));
-    }
+    expect_injected(c, [&] { return run(c.plan); });
   }
 }
 

@@ -75,34 +75,13 @@ TEST_F(HipPlugin, MemoryInfoFollowsAllocations) {
 TEST_F(HipPlugin, CopiesAllDirectionsOddSizesAndOffsets) {
   for (size_t size : {size_t{1}, size_t{3}, size_t{4093}, size_t{65537}}) {
     for (size_t offset : {size_t{0}, size_t{1}, size_t{7}}) {
-      xal_devptr_t a = 0, b = 0;
-      ASSERT_EQ(table_->mem_alloc(dev0_, size + offset, &a), XAL_SUCCESS);
-      ASSERT_EQ(table_->mem_alloc(dev0_, size + offset, &b), XAL_SUCCESS);
-      std::vector<uint8_t> in(size), out(size, 0);
-      for (size_t i = 0; i < size; ++i) in[i] = static_cast<uint8_t>(i * 31 + 7);
-      ASSERT_EQ(table_->memcpy_htod(stream_, a + offset, in.data(), size), XAL_SUCCESS);
-      ASSERT_EQ(table_->memcpy_dtod(stream_, b + offset, a + offset, size), XAL_SUCCESS);
-      ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), b + offset, size), XAL_SUCCESS);
-      ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
-      EXPECT_EQ(in, out) << "size " << size << " offset " << offset;
-      EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
-      EXPECT_EQ(table_->mem_free(dev0_, b), XAL_SUCCESS);
+      expect_copy_round_trip(size, offset, 31, 7);
     }
   }
 }
 
 TEST_F(HipPlugin, MemsetWritesEveryByteOfTheRangeOnly) {
-  xal_devptr_t a = 0;
-  ASSERT_EQ(table_->mem_alloc(dev0_, 1000, &a), XAL_SUCCESS);
-  std::vector<uint8_t> zeros(1000, 0), out(1000, 1);
-  ASSERT_EQ(table_->memcpy_htod(stream_, a, zeros.data(), 1000), XAL_SUCCESS);
-  ASSERT_EQ(table_->memset(stream_, a + 3, 0xAB, 997 - 3), XAL_SUCCESS);
-  ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), a, 1000), XAL_SUCCESS);
-  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
-  for (size_t i = 0; i < 1000; ++i) {
-    ASSERT_EQ(out[i], (i >= 3 && i < 997) ? 0xAB : 0) << i;
-  }
-  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  expect_memset_range(1000, 3, 997, 0xAB);
 }
 
 TEST_F(HipPlugin, StreamsAndEventsWithElapsedTime) {

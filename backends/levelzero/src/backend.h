@@ -17,6 +17,8 @@
 
 #include "dynamic_symbols.h"
 #include "xal/xal_backend.h"
+#include "xalsupport/device_objects.h"
+#include "xalsupport/sticky_error.h"
 
 struct xal_bstream_s;
 struct xal_bevent_s;
@@ -107,10 +109,7 @@ struct xal_bdevice_s {
   uint32_t index = 0;
 
   std::mutex mutex;  // guards everything below
-  xal_status_t sticky_status = XAL_SUCCESS;
-  int64_t sticky_code = 0;
-  std::string sticky_name;
-  std::string sticky_message;
+  xal::support::StickyError sticky;  // set on DEVICE_LOST, cleared by reset
   uint64_t generation = 0;
   struct Allocation {
     uint64_t generation;
@@ -118,9 +117,9 @@ struct xal_bdevice_s {
   };
   std::unordered_map<uint64_t, Allocation> allocations;
   uint64_t allocated_bytes = 0;
-  std::unordered_map<xal_bstream_s*, std::unique_ptr<xal_bstream_s>> streams;
-  std::unordered_map<xal_bevent_s*, std::unique_ptr<xal_bevent_s>> events;
-  std::unordered_map<xal_bmodule_s*, std::unique_ptr<xal_bmodule_s>> modules;
+  xal::support::Objects<xal_bstream_s> streams;
+  xal::support::Objects<xal_bevent_s> events;
+  xal::support::Objects<xal_bmodule_s> modules;
   xal::levelzero::SysmanSamples samples;
 
   ze_context_handle_t context() {

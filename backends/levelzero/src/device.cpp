@@ -107,7 +107,7 @@ xal_status_t device_reset(xal_bdevice_t* device) {
     bool lost = false;
     {
       std::lock_guard lock(device->mutex);
-      lost = device->sticky_status != XAL_SUCCESS;
+      lost = !device->sticky.healthy();
     }
     if (!lost) {
       release_device_objects(device);
@@ -137,10 +137,7 @@ xal_status_t device_reset(xal_bdevice_t* device) {
     }
     for (xal_bdevice_s* other : driver->devices) {
       std::lock_guard device_lock(other->mutex);
-      other->sticky_status = XAL_SUCCESS;
-      other->sticky_code = 0;
-      other->sticky_name.clear();
-      other->sticky_message.clear();
+      other->sticky.clear();
     }
     return XAL_SUCCESS;
   });
@@ -150,17 +147,7 @@ xal_status_t device_get_health(xal_bdevice_t* device,
                                xal_device_health_t* out) {
   return guarded("levelzero device_get_health", [&]() -> xal_status_t {
     std::lock_guard lock(device->mutex);
-    out->sticky_status = device->sticky_status;
-    out->vendor_code = device->sticky_code;
-    if (device->sticky_status == XAL_SUCCESS) {
-      out->state = XAL_HEALTH_OK;
-      common::copy_string(out->message, "");
-    } else {
-      out->state = device->sticky_status == XAL_ERROR_DEVICE_LOST
-                       ? XAL_HEALTH_LOST
-                       : XAL_HEALTH_ERROR;
-      common::copy_string(out->message, device->sticky_message);
-    }
+    device->sticky.describe(out);
     return XAL_SUCCESS;
   });
 }

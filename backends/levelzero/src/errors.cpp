@@ -1,33 +1,17 @@
 #include "errors.h"
 
-#include <atomic>
 #include <cstdio>
 
 #include "status_map.h"
 
 namespace xal::levelzero {
 namespace {
-std::atomic<const xal_backend_services_t*> g_services{nullptr};
-
 std::string hex(int64_t code) {
   char text[32];
   std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(code));
   return text;
 }
 }  // namespace
-
-void set_services(const xal_backend_services_t* services) {
-  g_services.store(services);
-}
-
-xal_status_t report(xal_status_t status, int64_t vendor_code,
-                    const char* vendor_name, const std::string& message) {
-  const xal_backend_services_t* services = g_services.load();
-  if (services != nullptr && services->set_error != nullptr) {
-    services->set_error(status, vendor_code, vendor_name, message.c_str());
-  }
-  return status;
-}
 
 xal_status_t check(xal_bdevice_s* device, ze_result_t result, const char* what) {
   if (result == ZE_RESULT_SUCCESS) return XAL_SUCCESS;
@@ -47,12 +31,7 @@ xal_status_t check(xal_bdevice_s* device, ze_result_t result, const char* what) 
       }
       for (xal_bdevice_s* other : sharing) {
         std::lock_guard lock(other->mutex);
-        if (other->sticky_status == XAL_SUCCESS) {
-          other->sticky_status = mapping.status;
-          other->sticky_code = code;
-          other->sticky_name = mapping.name;
-          other->sticky_message = message;
-        }
+        other->sticky.record(mapping.status, code, mapping.name, message);
       }
     }
   }
@@ -62,12 +41,9 @@ xal_status_t check(xal_bdevice_s* device, ze_result_t result, const char* what) 
 
 xal_status_t sticky_check(xal_bdevice_s* device) {
   std::lock_guard lock(device->mutex);
-  if (device->sticky_status == XAL_SUCCESS) return XAL_SUCCESS;
-  return report(device->sticky_status, device->sticky_code,
-                device->sticky_name.c_str(),
-                "Level Zero device " + std::to_string(device->index) +
-                    " has a sticky error (" + device->sticky_message +
-                    "); call xal_device_reset");
+  if (device->sticky.healthy()) return XAL_SUCCESS;
+  return device->sticky.report_again("Level Zero device " +
+                                     std::to_string(device->index));
 }
 
 xal_status_t enter(xal_bdevice_s* device, uint64_t generation,

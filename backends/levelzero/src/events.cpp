@@ -49,10 +49,8 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
       return s;
     }
     std::lock_guard lock(device->mutex);
-    event->generation = device->generation;
-    xal_bevent_s* key = event.get();
-    device->events.emplace(key, std::move(event));
-    *out_event = key;
+    *out_event = support::keep(device->events, std::move(event),
+                               device->generation);
     return XAL_SUCCESS;
   });
 }
@@ -63,13 +61,11 @@ xal_status_t event_destroy(xal_bevent_t* event) {
     std::unique_ptr<xal_bevent_s> owned;
     {
       std::lock_guard lock(device->mutex);
-      auto found = device->events.find(event);
-      if (found == device->events.end()) {
+      owned = support::take(device->events, event);
+      if (owned == nullptr) {
         return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
                       "not a live Level Zero event");
       }
-      owned = std::move(found->second);
-      device->events.erase(found);
       if (owned->generation != device->generation) return XAL_SUCCESS;
     }
     const ZeApi& api = device->backend->api();

@@ -8,16 +8,12 @@
 #include "errors.h"
 #include "status_map.h"
 #include "xal_common/strings.hpp"
+#include "xalsupport/config.h"
 
 namespace xal::levelzero {
 namespace {
 
-std::string config(const xal_backend_services_t* services, const char* key) {
-  const char* value = (services != nullptr && services->get_config != nullptr)
-                          ? services->get_config(key)
-                          : std::getenv(key);
-  return value != nullptr ? value : "";
-}
+using support::config;
 
 xal_status_t unavailable(ze_result_t result, const std::string& what,
                          const std::string& note = "") {

@@ -66,10 +66,8 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
       return s;
     }
     std::lock_guard lock(device->mutex);
-    module->generation = device->generation;
-    xal_bmodule_s* key = module.get();
-    device->modules.emplace(key, std::move(module));
-    *out_module = key;
+    *out_module = support::keep(device->modules, std::move(module),
+                                device->generation);
     return XAL_SUCCESS;
   });
 }
@@ -80,13 +78,11 @@ xal_status_t module_unload(xal_bmodule_t* module) {
     std::unique_ptr<xal_bmodule_s> owned;
     {
       std::lock_guard lock(device->mutex);
-      auto found = device->modules.find(module);
-      if (found == device->modules.end()) {
+      owned = support::take(device->modules, module);
+      if (owned == nullptr) {
         return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
                       "not a live Level Zero module");
       }
-      owned = std::move(found->second);
-      device->modules.erase(found);
       if (owned->generation != device->generation) return XAL_SUCCESS;
     }
     const ZeApi& api = device->backend->api();

@@ -7,13 +7,10 @@
 namespace xal::levelzero {
 namespace {
 
-struct Entry {
-  int64_t code;
-  StatusMapping mapping;
-};
+using support::StatusEntry;
 
 #define XAL_ZE_CODE(code, status, sticky) \
-  Entry{static_cast<int64_t>(code), StatusMapping{status, #code, sticky}}
+  StatusEntry{static_cast<int64_t>(code), StatusMapping{status, #code, sticky}}
 
 constexpr auto kTable = std::array{
     XAL_ZE_CODE(ZE_RESULT_SUCCESS, XAL_SUCCESS, false),
@@ -67,10 +64,7 @@ constexpr auto kTable = std::array{
 }  // namespace
 
 StatusMapping map_status(int64_t ze_result) {
-  for (const Entry& entry : kTable) {
-    if (entry.code == ze_result) return entry.mapping;
-  }
-  return StatusMapping{XAL_ERROR_BACKEND, "ZE_RESULT_UNRECOGNIZED", false};
+  return support::find_status(kTable, ze_result, "ZE_RESULT_UNRECOGNIZED");
 }
 
 }  // namespace xal::levelzero

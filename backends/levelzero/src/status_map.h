@@ -5,14 +5,13 @@
 #include <cstdint>
 
 #include "xal/xal.h"
+#include "xalsupport/status_table.h"
 
 namespace xal::levelzero {
 
-struct StatusMapping {
-  xal_status_t status;  // XAL_SUCCESS only for ZE_RESULT_SUCCESS
-  const char* name;     // "ZE_RESULT_ERROR_DEVICE_LOST"; "ZE_RESULT_UNRECOGNIZED"
-  bool sticky;          // the context is lost until reset
-};
+// {status, vendor name, sticky}: the row type shared by the vendor
+// backends (backends/support, xalsupport/status_table.h).
+using support::StatusMapping;
 
 // Total function: an unknown code gives XAL_ERROR_BACKEND. Thread-safe.
 StatusMapping map_status(int64_t ze_result);

@@ -61,10 +61,8 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t /*flags*/,
       return s;
     }
     std::lock_guard lock(device->mutex);
-    stream->generation = device->generation;
-    xal_bstream_s* key = stream.get();
-    device->streams.emplace(key, std::move(stream));
-    *out_stream = key;
+    *out_stream = support::keep(device->streams, std::move(stream),
+                                device->generation);
     return XAL_SUCCESS;
   });
 }

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "fault_plan.h"
-#include "worker.h"
+#include "xalsim/fault_plan.h"
+#include "xalsim/worker.h"
 
 #define SIM_EXPORT extern "C" __attribute__((visibility("default")))
 

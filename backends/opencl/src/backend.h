@@ -9,6 +9,7 @@
 #include "memory.h"
 #include "status_map.h"
 #include "xal/xal_backend.h"
+#include "xalsupport/guarded.h"
 
 #include <cstddef>
 #include <memory>
@@ -155,19 +156,14 @@ struct xal_backend_s {
 namespace xal::opencl {
 
 // Runs `body` (returning xal_status_t) and turns any exception into a
-// status with a message: the try/catch every table entry needs.
+// status with a message: the try/catch every table entry needs (the shared
+// barrier of backends/support; the message is the exception's, else `op`).
 template <typename F>
 xal_status_t guarded(const xal_backend_services_t* services, const char* op,
                      F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return report(services, XAL_ERROR_OUT_OF_HOST_MEMORY, op);
-  } catch (const std::exception& e) {
-    return report(services, XAL_ERROR_INTERNAL, e.what());
-  } catch (...) {
-    return report(services, XAL_ERROR_INTERNAL, op);
-  }
+  return support::catch_all(body, [services, op](xal_status_t status, const char* what) {
+    return report(services, status, what != nullptr ? what : op);
+  });
 }
 
 // Resolves [ptr, ptr+bytes) to a buffer of `context` (any device of the

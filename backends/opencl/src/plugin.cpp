@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "entries.h"
 #include "xal_common/strings.hpp"
+#include "xalsupport/config.h"
 
 #include <cstdlib>
 #include <string>
@@ -11,14 +12,7 @@ namespace {
 
 constexpr const char* kDefaultLibrary = "libOpenCL.so.1";
 
-const char* config(const xal_backend_services_t* services, const char* key) {
-  if (services != nullptr && services->struct_size >=
-      offsetof(xal_backend_services_t, get_config) + sizeof(void*) &&
-      services->get_config != nullptr) {
-    return services->get_config(key);
-  }
-  return std::getenv(key);
-}
+using support::config_value;
 
 bool type_selected(cl_device_type type, const std::string& filter) {
   if (filter.empty() || filter == "all") return true;
@@ -124,7 +118,7 @@ xal_status_t add_platform(xal_backend_s& b, cl_platform_id id,
     dev->context = added.context;
     dev->info = std::move(infos[i]);
     std::string error;
-    const auto peak = declared_peak_bandwidth(config(s, "XAL_OPENCL_PEAK_BANDWIDTH_GBPS"),
+    const auto peak = declared_peak_bandwidth(config_value(s, "XAL_OPENCL_PEAK_BANDWIDTH_GBPS"),
                                               dev->index, error);
     if (!peak) return report(s, XAL_ERROR_BACKEND_UNAVAILABLE, error);
     dev->info.peak_bandwidth_gbps = *peak;
@@ -151,7 +145,7 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
     }
     BackendPtr b(new xal_backend_s());
     b->services = s;
-    const char* lib = config(s, "XAL_OPENCL_LIBRARY");
+    const char* lib = config_value(s, "XAL_OPENCL_LIBRARY");
     const std::string path = (lib != nullptr && *lib != '\0') ? lib : kDefaultLibrary;
     std::string error;
     if (!b->library.load(path, error)) {
@@ -166,9 +160,9 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
     if (rc != CL_SUCCESS) {
       return report_cl(s, XAL_ERROR_BACKEND_UNAVAILABLE, rc, "clGetPlatformIDs");
     }
-    const char* pf = config(s, "XAL_OPENCL_PLATFORM");
+    const char* pf = config_value(s, "XAL_OPENCL_PLATFORM");
     const std::string platform_filter = pf != nullptr ? common::to_lower(pf) : "";
-    const char* tf = config(s, "XAL_OPENCL_DEVICE_TYPE");
+    const char* tf = config_value(s, "XAL_OPENCL_DEVICE_TYPE");
     const std::string type_filter = tf != nullptr ? common::to_lower(tf) : "";
     if (!type_filter.empty() && type_filter != "all" && type_filter != "gpu" &&
         type_filter != "cpu" && type_filter != "accelerator") {

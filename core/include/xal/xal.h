@@ -306,6 +306,48 @@ typedef struct xal_device_metrics_t {
 XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
                                             xal_device_metrics_t* out_metrics);
 
+/* Partitions: one card split into virtual devices (as MIG or HAMi do), each
+ * with its own memory quota, streams, counters and compute share. They are
+ * listed after the physical devices (xal_device_count counts them; their
+ * global indices start at the count of physical devices), with
+ * XAL_DEVICE_CAP_PARTITION and parent_index set. The card itself stays
+ * listed but refuses allocations and streams while it is partitioned.
+ * XAL_PARTITIONS partitions cards at xal_init (docs/TELEMETRY.md). */
+typedef struct xal_partition_desc_t {
+  size_t struct_size;        /* sizeof(xal_partition_desc_t) */
+  uint64_t memory_bytes;     /* its memory quota, > 0 */
+  uint32_t compute_percent;  /* 1..100 of the card's time; 0: an equal part
+                              * of what the other descriptors leave */
+} xal_partition_desc_t;
+
+/* Splits `parent` into `n` partitions described by `descs` (an array whose
+ * stride is descs[0].struct_size) and writes their handles to
+ * out_partitions[n] (may be NULL). The card must be a whole card with no
+ * allocation and no stream; the sizes must fit its memory and the shares
+ * add up to at most 100. Handles live until xal_device_unpartition or
+ * xal_shutdown. Serialised against itself; not to be raced with other calls
+ * that take device handles or indices. */
+XAL_API xal_status_t xal_device_partition(xal_device_t parent, uint32_t n,
+                                          const xal_partition_desc_t* descs,
+                                          xal_device_t* out_partitions);
+
+/* Undoes xal_device_partition (or XAL_PARTITIONS) on `parent`, only when its
+ * partitions hold no allocation, stream, event or module; their handles
+ * become invalid and partitions listed after them move down. Same
+ * thread-safety as xal_device_partition. */
+XAL_API xal_status_t xal_device_unpartition(xal_device_t parent);
+
+/* The compute share of `device` in percent: a partition's share, 100 for a
+ * whole card. Thread-safe. */
+XAL_API xal_status_t xal_device_get_compute_share(xal_device_t device,
+                                                  uint32_t* out_percent);
+
+/* The problems xal_init found in XAL_PARTITIONS, one per line ("" when
+ * none), copied into out_text[size] (truncated, always terminated when
+ * size > 0); *out_length (may be NULL) gets the full length. Thread-safe. */
+XAL_API xal_status_t xal_partition_config_errors(char* out_text, size_t size,
+                                                 size_t* out_length);
+
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                    */
 /* ------------------------------------------------------------------------ */

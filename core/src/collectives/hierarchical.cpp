@@ -1,13 +1,13 @@
 #include "hierarchical.hpp"
 
-#include <mutex>
-#include <set>
 #include <string>
 
 #include "../host_memory.hpp"
-#include "staging_buffer.hpp"
+#include "group_plan.hpp"
+#include "pipeline.hpp"
 #include "xal_common/host_collective.hpp"
 #include "xal_common/reduce.hpp"
+#include "xal_common/strings.hpp"
 
 namespace xal::core {
 
@@ -18,50 +18,48 @@ using common::CollKind;
 
 // State every rank of one xal_comm_create shares.
 struct Shared {
-  Shared(uint32_t n, uint32_t timeout_ms) : rendezvous(n, timeout_ms) {}
+  struct NativeGroup {
+    const xal_backend_table_t* table = nullptr;
+    std::vector<xal_bcomm_t*> comms;  // by position in the group; empty: not native
+  };
 
-  // Keeps the first asynchronous error (a timeout, a mismatch, an abort).
-  void record(xal_status_t status) {
-    std::lock_guard lock(mu);
-    if (async_error == XAL_SUCCESS) async_error = status;
+  ~Shared() {
+    for (NativeGroup& g : native)
+      for (xal_bcomm_t* c : g.comms)
+        if (c) g.table->comm_destroy(c);
   }
 
-  common::Rendezvous rendezvous;
-  std::mutex mu;
-  xal_status_t async_error = XAL_SUCCESS;
+  void abort() {
+    flat->rendezvous.abort();
+    if (leaders) leaders->rendezvous.abort();
+    for (NativeGroup& g : native)
+      for (xal_bcomm_t* c : g.comms)
+        if (c && g.table->comm_abort) g.table->comm_abort(c);
+    error->record(XAL_ERROR_ABORTED);
+  }
+
+  GroupPlan plan;
+  size_t chunk_bytes = 0;
+  std::shared_ptr<AsyncError> error = std::make_shared<AsyncError>();
+  std::shared_ptr<Exchange> flat;     // every rank
+  std::shared_ptr<Exchange> leaders;  // one slot per group leader or lone rank
+  std::vector<NativeGroup> native;    // per group of the plan
   std::string description;
 };
-
-// One rank's part of one call, run by a host function on its stream.
-struct Job {
-  std::shared_ptr<Shared> shared;
-  uint32_t rank = 0;
-  common::HostPart part;
-};
-
-void run_job(Job& job) noexcept {
-  try {
-    job.shared->rendezvous.run(job.rank, job.part);
-  } catch (const common::CollError& e) {
-    job.shared->record(e.status());
-  } catch (...) {
-    job.shared->record(XAL_ERROR_INTERNAL);
-  }
-}
-
-void run_job_host_func(void* user) noexcept {
-  std::unique_ptr<Job> job(static_cast<Job*>(user));
-  run_job(*job);
-}
 
 class HierComm final : public CommImpl {
  public:
   HierComm(DeviceObj* device, uint32_t rank, std::shared_ptr<Shared> shared, HostMemory& host)
-      : device_(device), rank_(rank), shared_(std::move(shared)), in_(host), out_(host) {}
+      : device_(device), t_(device->hdr.table), rank_(rank), shared_(std::move(shared)),
+        step_(device, host, shared_->chunk_bytes) {
+    const GroupPlan& p = shared_->plan;
+    const auto& g = shared_->native[p.group_of[rank]];
+    if (!g.comms.empty()) sub_ = g.comms[p.local_of[rank]];
+  }
 
   ~HierComm() override {
     // Queued staging copies may still use the buffers: drain the device.
-    device_->hdr.table->device_synchronize(device_->native);
+    t_->device_synchronize(device_->native);
     clear_pending();
   }
 
@@ -70,13 +68,17 @@ class HierComm final : public CommImpl {
   void* native() override { return nullptr; }
 
   xal_status_t abort() override {
-    shared_->rendezvous.abort();
-    shared_->record(XAL_ERROR_ABORTED);
+    shared_->abort();
+    clear_pending();
     return XAL_SUCCESS;
   }
   xal_status_t async_error(xal_status_t* out) override {
-    std::lock_guard lock(shared_->mu);
-    *out = shared_->async_error;
+    *out = shared_->error->get();
+    if (*out == XAL_SUCCESS && sub_ && t_->comm_get_async_error) {
+      xal_status_t e = XAL_SUCCESS;
+      if (t_->comm_get_async_error(sub_, &e) == XAL_SUCCESS) *out = e;
+      clear_pending();
+    }
     return XAL_SUCCESS;
   }
 
@@ -117,12 +119,15 @@ class HierComm final : public CommImpl {
     return d;
   }
 
-  xal_status_t backend_failed(xal_status_t s) { return fail_backend(device_->backend, device_, s); }
+  // Whether `d` runs through the groups' native collectives and the
+  // leaders' exchange (otherwise every rank meets at the flat exchange).
+  bool grouped(const CollDesc& d) const {
+    if (!shared_->leaders) return false;
+    return (d.kind == CollKind::kAllreduce && d.op != XAL_OP_AVG) || d.kind == CollKind::kBroadcast;
+  }
 
-  // Host view of [ptr, ptr+bytes) when the backend exposes its memory.
-  void* host_view(xal_devptr_t ptr, size_t bytes) {
-    const xal_backend_table_t* t = device_->hdr.table;
-    return t->device_ptr_to_host ? t->device_ptr_to_host(device_->native, ptr, bytes) : nullptr;
+  xal_status_t backend(xal_status_t s) {
+    return s >= 0 ? XAL_SUCCESS : fail_backend(device_->backend, device_, s);
   }
 
   xal_status_t submit(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv, StreamObj* st) {
@@ -133,64 +138,84 @@ class HierComm final : public CommImpl {
     if (xal_status_t s = common::check_dtype_op(d.dtype, reduces ? d.op : XAL_OP_SUM, &why); s)
       return fail(device_, s, cat(name, ": ", why));
     try {
-      shared_->rendezvous.throw_if_broken(d.kind);
+      shared_->flat->rendezvous.throw_if_broken(d.kind);
     } catch (const common::CollError& e) {
       return fail(device_, e.status(), e.what());
     }
+    if (shared_->leaders) try {
+        shared_->leaders->rendezvous.throw_if_broken(d.kind);
+      } catch (const common::CollError& e) {
+        return fail(device_, e.status(),
+                    cat(e.what(), " [leaders' exchange: ", shared_->plan.describe_slots(), "]"));
+      }
     // The rest queues work on the stream. Inside a group it runs at
     // xal_group_end, on a thread per rank (see defer_to_group_end).
-    auto work = [this, d, send, recv, stream = st->native] { return enqueue(d, send, recv, stream); };
+    auto work = [this, d, send, recv, stream = st->native] {
+      return grouped(d) ? enqueue_grouped(d, send, recv, stream)
+                        : step_.enqueue(shared_->flat, rank_, d, send, recv, stream);
+    };
     if (defer_to_group_end(this, work)) return XAL_SUCCESS;
     return work();
   }
 
-  // Queues the staging copies and the host step of one call on `stream`.
-  xal_status_t enqueue(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
-                       xal_bstream_t* stream) {
-    const uint32_t n = shared_->rendezvous.size();
-    const size_t es = common::dtype_size(d.dtype);
-    const size_t in_bytes = common::coll_in_elements(d, rank_, n) * es;
-    const size_t out_bytes = common::coll_out_elements(d, rank_, n) * es;
-    const xal_backend_table_t* t = device_->hdr.table;
-
-    auto job = std::make_unique<Job>();
-    job->shared = shared_;
-    job->rank = rank_;
-    job->part.desc = d;
-    void* in = in_bytes ? host_view(send, in_bytes) : nullptr;
-    if (in_bytes && !in) {  // stage the input through host memory
-      if (!(in = in_.get(in_bytes))) return XAL_ERROR_OUT_OF_HOST_MEMORY;
-      if (xal_status_t s = t->memcpy_dtoh(stream, in, send, in_bytes); s) return backend_failed(s);
+  xal_status_t enqueue_grouped(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
+                               xal_bstream_t* st) {
+    const GroupPlan& p = shared_->plan;
+    const uint32_t slot = p.slot_of[rank_];
+    const bool leader = p.local_of[rank_] == 0;
+    const auto& ex = shared_->leaders;
+    // A leader alone in the exchange (one group) has nothing to exchange.
+    auto leaders_step = [&](const CollDesc& ld, xal_devptr_t in) {
+      if (ex->rendezvous.size() == 1 && in == recv) return XAL_SUCCESS;
+      return step_.enqueue(ex, slot, ld, in, recv, st);
+    };
+    if (d.kind == CollKind::kAllreduce) {
+      if (!sub_) return step_.enqueue(ex, slot, d, send, recv, st);
+      xal_status_t s = t_->reduce
+          ? t_->reduce(sub_, send, recv, d.count, d.dtype, d.op, 0, st)
+          : t_->allreduce(sub_, send, recv, d.count, d.dtype, d.op, st);
+      if (s < 0) return backend(s);
+      if (leader)
+        if (xal_status_t e = leaders_step(d, recv); e) return e;
+      return backend(t_->broadcast(sub_, recv, recv, d.count, d.dtype, 0, st));
     }
-    void* out = out_bytes ? host_view(recv, out_bytes) : nullptr;
-    const bool stage_out = out_bytes && !out;
-    if (stage_out && !(out = out_.get(out_bytes))) return XAL_ERROR_OUT_OF_HOST_MEMORY;
-    job->part.in = in;
-    job->part.out = out;
-
-    if (t->stream_enqueue_host_func) {
-      Job* raw = job.release();
-      if (xal_status_t s = t->stream_enqueue_host_func(stream, run_job_host_func, raw); s) {
-        std::unique_ptr<Job> back(raw);
-        return backend_failed(s);
-      }
-    } else {
-      // No host functions: run this rank's part on the calling thread once
-      // its stream has caught up (each rank then needs its own thread, or
-      // a group).
-      if (xal_status_t s = t->stream_synchronize(stream); s) return backend_failed(s);
-      run_job(*job);
+    // Broadcast: the root's group first, then the leaders, then the others.
+    CollDesc ld = d;
+    ld.root = p.slot_of[d.root];
+    if (!sub_) return step_.enqueue(ex, slot, ld, send, recv, st);
+    if (p.group_of[d.root] == p.group_of[rank_]) {
+      const xal_status_t s =
+          t_->broadcast(sub_, send, recv, d.count, d.dtype, p.local_of[d.root], st);
+      if (s < 0) return backend(s);
+      return leader ? leaders_step(ld, recv) : XAL_SUCCESS;
     }
-    if (stage_out)
-      if (xal_status_t s = t->memcpy_htod(stream, recv, out, out_bytes); s) return backend_failed(s);
-    return XAL_SUCCESS;
+    if (leader)
+      if (xal_status_t e = step_.enqueue(ex, slot, ld, 0, recv, st); e) return e;
+    return backend(t_->broadcast(sub_, recv, recv, d.count, d.dtype, 0, st));
   }
 
   DeviceObj* device_;
+  const xal_backend_table_t* t_;
   const uint32_t rank_;
   std::shared_ptr<Shared> shared_;
-  StagingBuffer in_, out_;
+  xal_bcomm_t* sub_ = nullptr;  // the group's native sub-communicator, if any
+  HostStep step_;
 };
+
+std::string describe(const Shared& s, std::span<DeviceObj* const> devices) {
+  std::string list, native;
+  for (const auto& g : s.plan.groups) {
+    const std::string& name = g.backend->name;
+    list += (list.empty() ? "" : ", ") + name;
+    if (g.native) native += cat(native.empty() ? "" : ", ", name, " (", g.ranks.size(), " ranks)");
+  }
+  std::string d = cat("core collectives through host memory over ", devices.size(),
+                      " devices of backend(s) ", list);
+  if (!native.empty())
+    d += cat("; native groups: ", native, "; leaders' exchange of ", s.plan.slots(), " slots");
+  d += s.chunk_bytes ? cat("; chunks of ", common::format_bytes(s.chunk_bytes)) : "; unchunked";
+  return d;
+}
 
 }  // namespace
 
@@ -199,13 +224,31 @@ xal_status_t create_hierarchical_comms(std::span<DeviceObj* const> devices, uint
   Runtime* rt = runtime();
   if (!rt || !rt->host) return not_initialized();
   const auto n = static_cast<uint32_t>(devices.size());
-  auto shared = std::make_shared<Shared>(n, timeout_ms);
-  std::set<std::string> names;
-  for (DeviceObj* d : devices) names.insert(d->backend->name);
-  std::string list;
-  for (const std::string& s : names) list += (list.empty() ? "" : ", ") + s;
-  shared->description = cat("core collectives through host memory over ", n,
-                            " devices of backend(s) ", list);
+  auto shared = std::make_shared<Shared>();
+  if (xal_status_t s = chunk_bytes_from_env(&shared->chunk_bytes); s) return s;
+  shared->plan = make_group_plan(devices);
+  shared->flat = std::make_shared<Exchange>(n, timeout_ms, shared->error);
+  if (shared->plan.hierarchical())
+    shared->leaders = std::make_shared<Exchange>(shared->plan.slots(), timeout_ms, shared->error);
+  shared->native.resize(shared->plan.groups.size());
+  for (size_t gi = 0; gi < shared->plan.groups.size(); ++gi) {
+    const GroupPlan::Group& g = shared->plan.groups[gi];
+    if (!g.native) continue;
+    DeviceObj* first = devices[g.ranks[0]];
+    std::vector<xal_bdevice_t*> natives;
+    for (uint32_t r : g.ranks) natives.push_back(devices[r]->native);
+    Shared::NativeGroup& ng = shared->native[gi];
+    ng.table = first->hdr.table;
+    std::vector<xal_bcomm_t*> comms(natives.size(), nullptr);
+    xal_bcomm_options_t opts{};
+    opts.struct_size = sizeof opts;
+    opts.timeout_ms = timeout_ms;
+    const xal_status_t s = ng.table->comm_create(
+        natives.data(), static_cast<uint32_t>(natives.size()), &opts, comms.data());
+    if (s != XAL_SUCCESS) return fail_backend(first->backend, first, s);
+    ng.comms = std::move(comms);
+  }
+  shared->description = describe(*shared, devices);
   out.clear();
   for (uint32_t i = 0; i < n; ++i)
     out.push_back(std::make_unique<HierComm>(devices[i], i, shared, *rt->host));

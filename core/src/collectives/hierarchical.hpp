@@ -1,14 +1,21 @@
 // The core's collective path, for communicators whose devices span
 // backends, or whose backend has no native collectives.
 //
-// Every rank meets the others at a shared-memory rendezvous in the core
-// (xal_common/host_collective.hpp) from a host function queued on its
-// stream, so the collective stays ordered on the stream and asynchronous to
-// the caller. A rank whose device memory is host addressable (the mock) is
-// read and written in place; any other rank is staged: its input is copied
-// to a page-locked host buffer before the host function and its output
-// copied back after it, both queued on the same stream. The ranks' host
-// functions each reduce 1/n of the data, in parallel.
+// Ranks are grouped by backend (group_plan.hpp). A group whose backend has
+// native collectives and more than one device runs them on a native
+// sub-communicator; its leader (lowest rank) alone meets the other groups
+// at a shared-memory rendezvous in the core. Allreduce: native reduce to
+// the leader, leaders' allreduce through host memory, native broadcast from
+// the leader. Broadcast: native broadcast inside the root's group, leaders'
+// broadcast, native broadcast inside the other groups. The other
+// collectives (reduce, allgather, reduce_scatter, alltoall, and allreduce
+// with avg) meet every rank at one rendezvous, as does every collective
+// when no group runs natively.
+//
+// Host steps are queued on the rank's stream as host functions, so every
+// collective stays ordered on the stream and asynchronous to the caller.
+// Host-addressable memory (the mock's) is used in place; other memory is
+// staged in chunks, pipelined (pipeline.hpp).
 #pragma once
 
 #include <memory>

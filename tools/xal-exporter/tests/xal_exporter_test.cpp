@@ -257,6 +257,25 @@ TEST(XalExporter, MemoryLimitIsExported) {
   EXPECT_EQ(limit[0].value, 1073741824.0);
 }
 
+TEST(XalExporter, PartitionsAreLabelledWithTheirCardAndShare) {
+  const auto [code, output] = run_exporter(
+      {"--once"}, {"XAL_PARTITIONS=mock:0=1GiB@30%,1GiB@70%"});
+  ASSERT_EQ(code, 0) << output;
+  const Parsed p = parse_exposition(output);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p);
+  const auto part = p.find("xal_compute_share_ratio", {{"device", "2"}});
+  ASSERT_EQ(part.size(), 1u) << output;
+  EXPECT_EQ(part[0].labels.at("partition"), "0");
+  EXPECT_DOUBLE_EQ(part[0].value, 0.3);
+  const auto card = p.find("xal_compute_share_ratio", {{"device", "0"}});
+  ASSERT_EQ(card.size(), 1u);
+  EXPECT_EQ(card[0].labels.at("partition"), "");
+  EXPECT_DOUBLE_EQ(card[0].value, 1.0);
+  const auto total = p.find("xal_memory_total_bytes", {{"device", "3"}});
+  ASSERT_EQ(total.size(), 1u);
+  EXPECT_EQ(total[0].value, 1073741824.0);
+}
+
 TEST(GrafanaDashboard, ParsesAndQueriesOnlyExportedMetrics) {
   std::ifstream file(XAL_DASHBOARD);
   ASSERT_TRUE(file) << XAL_DASHBOARD;

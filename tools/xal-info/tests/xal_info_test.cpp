@@ -21,7 +21,7 @@ struct Result {
 const char* const kClearEnv =
     "env -u XAL_BACKENDS -u XAL_BACKEND_PATH -u XAL_DEVICE_SELECTOR "
     "-u XAL_VALIDATION -u XAL_MEMORY_LIMIT -u XAL_MOCK_DEVICES "
-    "-u XAL_FAULT_PLAN -u XAL_FAULTS -u XAL_TRACE ";
+    "-u XAL_FAULT_PLAN -u XAL_FAULTS -u XAL_TRACE -u XAL_PARTITIONS ";
 
 struct PipeCloser {
   int* status;
@@ -191,6 +191,48 @@ TEST(XalInfo, BadOptionFailsCleanly) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.exit_code, -1) << "must exit, not crash";
   EXPECT_NE(r.output.find("no-such-option"), std::string::npos) << r.output;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(XalInfo, PartitionsShowTheirParentAndShare) {
+  nlohmann::json j = run_json("XAL_PARTITIONS='mock:0=4GiB@30%,4GiB@70%'");
+  const auto& devs = j.at("devices");
+  ASSERT_EQ(devs.size(), 4u);
+  EXPECT_TRUE(devs[0].at("parent_index").is_null());
+  EXPECT_EQ(devs[0].at("compute_percent"), 100);
+  EXPECT_EQ(devs[2].at("parent_index"), 0);
+  EXPECT_EQ(devs[2].at("compute_percent"), 30);
+  EXPECT_EQ(devs[3].at("compute_percent"), 70);
+  EXPECT_EQ(devs[2].at("memory_bytes"), 4ull << 30);
+  EXPECT_EQ(devs[2].at("memory_total_bytes"), 4ull << 30);
+  EXPECT_NE(devs[2].at("name").get<std::string>().find("[part 1/2]"),
+            std::string::npos);
+  EXPECT_TRUE(j.at("partition_errors").empty());
+
+  Result r = run_info("", "XAL_PARTITIONS='mock:1=2x1GiB'");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("compute share         50%"), std::string::npos)
+      << r.output;
+}
+
+TEST(XalInfo, BadPartitionSpecIsShownAndTheRestWorks) {
+  nlohmann::json j =
+      run_json("XAL_PARTITIONS='mock:0=2x30GiB;mock:1=1GiB@80%,1GiB@30%;x'");
+  EXPECT_EQ(j.at("devices").size(), 2u);
+  const auto& errs = j.at("partition_errors");
+  ASSERT_EQ(errs.size(), 3u);
+  std::string all;
+  for (const auto& e : errs) all += e.get<std::string>() + "\n";
+  EXPECT_NE(all.find("more than the card's 40.00 GiB"), std::string::npos) << all;
+  EXPECT_NE(all.find("shares add up to 110%"), std::string::npos) << all;
+  EXPECT_NE(all.find("entry 'x' ignored"), std::string::npos) << all;
+  Result r = run_info("", "XAL_PARTITIONS='x'");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("Partition problems (XAL_PARTITIONS): 1"),
+            std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -155,6 +155,22 @@ TEST(XalSmi, MemoryLimitIsShown) {
   }
 }
 
+TEST(XalSmi, PartitionsShowTheirCardAndShare) {
+  const char* env = "XAL_PARTITIONS='mock:1=2GiB@25%,2GiB@75%'";
+  const Result t = run_smi("", env);
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_NE(t.output.find("[part of 1, 25%]"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("[part of 1, 75%]"), std::string::npos) << t.output;
+  const Result r = run_smi("--json", env);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = parse_json(r.output);
+  ASSERT_EQ(j.at("devices").size(), 4u);
+  EXPECT_EQ(j["devices"][2].at("parent_index"), 1);
+  EXPECT_EQ(j["devices"][2].at("compute_percent"), 25);
+  EXPECT_EQ(j["devices"][2].at("memory_total_bytes"), 2ull << 30);
+  EXPECT_EQ(j["devices"][1].at("compute_percent"), 100);
+}
+
 TEST(XalSmi, WatchRefreshesCountTimes) {
   const Result r = run_smi("--watch 0.05 --count 2");
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -1,8 +1,10 @@
-// Error injection for the simulated HIP runtime, from XALSIM_HIP_FAIL:
+// Error injection for the simulated drivers (HIP, Level Zero), from an
+// environment variable such as XALSIM_HIP_FAIL or XALSIM_ZE_FAIL:
 //   "hipMalloc=2;hipStreamSynchronize=700"   every call of the function fails
-//   "hipMalloc=2@3"                           only the 3rd call fails
+//   "zeMemAllocDevice=0x70000003@3"           only the 3rd call fails
 //   "hipMalloc=2@3+"                          the 3rd call and every later one
-// The variable is re-read whenever its text changes (call counts restart).
+// Codes are read with strtol base 0 (decimal, 0x hex). The variable is
+// re-read whenever its text changes (call counts restart).
 #pragma once
 
 #include <map>
@@ -12,8 +14,9 @@ namespace xalsim {
 
 class FaultPlan {
  public:
-  // The code to return for this call of `function`, or 0. Not thread-safe:
-  // the caller holds the simulator's lock.
+  // The code to return for this call of `function`, or 0, from the rules in
+  // the environment variable `env_name`. Not thread-safe: the caller holds
+  // the simulator's lock.
   int next(const char* env_name, const std::string& function);
 
  private:

@@ -1,4 +1,4 @@
-#include "fault_plan.h"
+#include "xalsim/fault_plan.h"
 
 #include <cstdlib>
 

@@ -1,5 +1,7 @@
 // A simulated queue: one thread that runs enqueued work in order, so that
-// the simulated driver is asynchronous to the host like a real one.
+// the simulated driver is asynchronous to the host like a real one. Shared
+// by the simulated HIP runtime and Level Zero loader. Every member function
+// is thread-safe; work must not wait on its own worker.
 #pragma once
 
 #include <condition_variable>
@@ -26,6 +28,8 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
+  // Queues `work` (owned by the worker from now on) to run after the work
+  // queued before it.
   void enqueue(std::function<void()> work) {
     {
       std::lock_guard lock(mutex_);
@@ -34,10 +38,12 @@ class Worker {
     }
     wake_.notify_all();
   }
+  // Whether everything queued so far has run.
   bool idle() {
     std::lock_guard lock(mutex_);
     return done_ == submitted_;
   }
+  // Blocks until everything queued so far has run.
   void wait_idle() {
     std::unique_lock lock(mutex_);
     finished_.wait(lock, [&] { return done_ == submitted_; });

@@ -1,0 +1,20 @@
+// Configuration of a vendor backend: the core's services->get_config (the
+// environment, or the core's own settings), else the process environment.
+#pragma once
+
+#include <string>
+
+#include "xal/xal_backend.h"
+
+namespace xal::support {
+
+// The value of `key`, or null when it is not set. Without services (or a
+// services table too old to have get_config, or a null get_config) it is
+// std::getenv(key). The text is owned by the core or the environment.
+// Thread-safe as far as get_config and getenv are.
+const char* config_value(const xal_backend_services_t* services, const char* key);
+
+// config_value() as a string, empty when `key` is not set.
+std::string config(const xal_backend_services_t* services, const char* key);
+
+}  // namespace xal::support

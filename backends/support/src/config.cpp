@@ -1,0 +1,23 @@
+#include "xalsupport/config.h"
+
+#include <cstddef>
+#include <cstdlib>
+
+namespace xal::support {
+
+const char* config_value(const xal_backend_services_t* services, const char* key) {
+  if (services != nullptr &&
+      services->struct_size >=
+          offsetof(xal_backend_services_t, get_config) + sizeof(void*) &&
+      services->get_config != nullptr) {
+    return services->get_config(key);
+  }
+  return std::getenv(key);
+}
+
+std::string config(const xal_backend_services_t* services, const char* key) {
+  const char* value = config_value(services, key);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace xal::support

@@ -1,0 +1,233 @@
+// The vendor backends' shared plugin-side code: the exception barrier,
+// reporting through the services table and the status-table lookup.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "xalsupport/config.h"
+#include "xalsupport/device_objects.h"
+#include "xalsupport/guarded.h"
+#include "xalsupport/report.h"
+#include "xalsupport/status_table.h"
+#include "xalsupport/sticky_error.h"
+
+namespace xal::support {
+namespace {
+
+struct Recorded {
+  int calls = 0;
+  xal_status_t status = XAL_SUCCESS;
+  int64_t code = 0;
+  std::string name;
+  std::string message;
+};
+Recorded g_recorded;
+
+xal_status_t record(xal_status_t status, int64_t code, const char* name,
+                    const char* message) {
+  ++g_recorded.calls;
+  g_recorded.status = status;
+  g_recorded.code = code;
+  g_recorded.name = name != nullptr ? name : "";
+  g_recorded.message = message != nullptr ? message : "";
+  return status;
+}
+
+const xal_backend_services_t kServices = {
+    sizeof(xal_backend_services_t), XAL_ABI_VERSION, record, nullptr, nullptr,
+    nullptr};
+
+class Support : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_recorded = Recorded{};
+    set_services(&kServices);
+  }
+  void TearDown() override { set_services(nullptr); }
+};
+
+TEST_F(Support, CatchAllPassesTheBodysStatusThrough) {
+  int errors = 0;
+  auto on_error = [&](xal_status_t s, const char*) { ++errors; return s; };
+  EXPECT_EQ(catch_all([] { return XAL_SUCCESS; }, on_error), XAL_SUCCESS);
+  EXPECT_EQ(catch_all([] { return XAL_NOT_READY; }, on_error), XAL_NOT_READY);
+  EXPECT_EQ(errors, 0);
+}
+
+TEST_F(Support, CatchAllMapsEachKindOfException) {
+  xal_status_t seen = XAL_SUCCESS;
+  std::string what = "unset";
+  auto on_error = [&](xal_status_t s, const char* w) {
+    seen = s;
+    what = w != nullptr ? w : "(null)";
+    return XAL_ERROR_BACKEND;  // the handler's result is what returns
+  };
+  EXPECT_EQ(catch_all([]() -> xal_status_t { throw std::bad_alloc(); }, on_error),
+            XAL_ERROR_BACKEND);
+  EXPECT_EQ(seen, XAL_ERROR_OUT_OF_HOST_MEMORY);
+  EXPECT_EQ(what, "(null)");
+  EXPECT_EQ(catch_all([]() -> xal_status_t { throw std::runtime_error("boom"); },
+                      on_error),
+            XAL_ERROR_BACKEND);
+  EXPECT_EQ(seen, XAL_ERROR_INTERNAL);
+  EXPECT_EQ(what, "boom");
+  EXPECT_EQ(catch_all([]() -> xal_status_t { throw 42; }, on_error),
+            XAL_ERROR_BACKEND);
+  EXPECT_EQ(seen, XAL_ERROR_INTERNAL);
+  EXPECT_EQ(what, "(null)");
+}
+
+TEST_F(Support, CatchAllSurvivesAThrowingHandler) {
+  auto throwing = [](xal_status_t, const char*) -> xal_status_t {
+    throw std::bad_alloc();
+  };
+  EXPECT_EQ(catch_all([]() -> xal_status_t { throw std::logic_error("x"); },
+                      throwing),
+            XAL_ERROR_INTERNAL);
+  EXPECT_EQ(catch_all([]() -> xal_status_t { throw std::bad_alloc(); }, throwing),
+            XAL_ERROR_OUT_OF_HOST_MEMORY);
+}
+
+TEST_F(Support, GuardedReportsTheOperationAndTheCause) {
+  EXPECT_EQ(guarded("hipMalloc", [] { return XAL_SUCCESS; }), XAL_SUCCESS);
+  EXPECT_EQ(g_recorded.calls, 0);
+  EXPECT_EQ(guarded("op", []() -> xal_status_t { throw std::bad_alloc(); }),
+            XAL_ERROR_OUT_OF_HOST_MEMORY);
+  EXPECT_EQ(g_recorded.message, "op: out of host memory");
+  EXPECT_EQ(guarded("op", []() -> xal_status_t { throw std::runtime_error("bad"); }),
+            XAL_ERROR_INTERNAL);
+  EXPECT_EQ(g_recorded.message, "op: bad");
+  EXPECT_EQ(g_recorded.status, XAL_ERROR_INTERNAL);
+  EXPECT_EQ(guarded("op", []() -> xal_status_t { throw 1; }), XAL_ERROR_INTERNAL);
+  EXPECT_EQ(g_recorded.message, "op: unknown exception");
+  EXPECT_EQ(g_recorded.calls, 3);
+}
+
+TEST_F(Support, ReportKeepsTheVendorDetail) {
+  EXPECT_EQ(report(XAL_ERROR_OUT_OF_MEMORY, 2, "hipErrorOutOfMemory", "hipMalloc failed"),
+            XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(g_recorded.code, 2);
+  EXPECT_EQ(g_recorded.name, "hipErrorOutOfMemory");
+  EXPECT_EQ(g_recorded.message, "hipMalloc failed");
+  EXPECT_EQ(services(), &kServices);
+}
+
+TEST_F(Support, ReportWithoutServicesOnlyReturnsTheStatus) {
+  set_services(nullptr);
+  EXPECT_EQ(report(XAL_ERROR_INTERNAL, 0, nullptr, "lost"), XAL_ERROR_INTERNAL);
+  const xal_backend_services_t no_set_error = {
+      sizeof(xal_backend_services_t), XAL_ABI_VERSION, nullptr, nullptr, nullptr,
+      nullptr};
+  EXPECT_EQ(report(&no_set_error, XAL_ERROR_BACKEND, 1, nullptr, "lost"),
+            XAL_ERROR_BACKEND);
+  EXPECT_EQ(report(nullptr, XAL_ERROR_BACKEND, 1, nullptr, "lost"), XAL_ERROR_BACKEND);
+  EXPECT_EQ(g_recorded.calls, 0);
+}
+
+TEST(StatusTable, FindsKnownCodesAndNamesUnknownOnes) {
+  constexpr std::array kTable{
+      StatusEntry{0, StatusMapping{XAL_SUCCESS, "ok", false}},
+      StatusEntry{700, StatusMapping{XAL_ERROR_DEVICE_LOST, "lost", true}},
+  };
+  EXPECT_EQ(find_status(kTable, 0, "unknown").status, XAL_SUCCESS);
+  const StatusMapping lost = find_status(kTable, 700, "unknown");
+  EXPECT_EQ(lost.status, XAL_ERROR_DEVICE_LOST);
+  EXPECT_STREQ(lost.name, "lost");
+  EXPECT_TRUE(lost.sticky);
+  const StatusMapping other = find_status(kTable, -5, "unknown");
+  EXPECT_EQ(other.status, XAL_ERROR_BACKEND);
+  EXPECT_STREQ(other.name, "unknown");
+  EXPECT_FALSE(other.sticky);
+  EXPECT_EQ(find_status({}, 0, "none").status, XAL_ERROR_BACKEND);
+}
+
+const char* fixed_config(const char* key) {
+  return std::string(key) == "XAL_SUPPORT_TEST_KEY" ? "from-core" : nullptr;
+}
+
+TEST(Config, TheCoresSettingWinsOverTheEnvironment) {
+  setenv("XAL_SUPPORT_TEST_KEY", "from-env", 1);
+  const xal_backend_services_t with_config = {
+      sizeof(xal_backend_services_t), XAL_ABI_VERSION, nullptr, nullptr, nullptr,
+      fixed_config};
+  EXPECT_STREQ(config_value(&with_config, "XAL_SUPPORT_TEST_KEY"), "from-core");
+  EXPECT_EQ(config(&with_config, "XAL_SUPPORT_TEST_OTHER"), "");
+  // No services, no get_config, or a table too old to have it: the
+  // environment.
+  EXPECT_EQ(config(nullptr, "XAL_SUPPORT_TEST_KEY"), "from-env");
+  xal_backend_services_t old = with_config;
+  old.get_config = nullptr;
+  EXPECT_EQ(config(&old, "XAL_SUPPORT_TEST_KEY"), "from-env");
+  old = with_config;
+  old.struct_size = offsetof(xal_backend_services_t, get_config);
+  EXPECT_EQ(config(&old, "XAL_SUPPORT_TEST_KEY"), "from-env");
+  unsetenv("XAL_SUPPORT_TEST_KEY");
+  EXPECT_EQ(config_value(nullptr, "XAL_SUPPORT_TEST_KEY"), nullptr);
+  EXPECT_EQ(config(nullptr, "XAL_SUPPORT_TEST_KEY"), "");
+}
+
+struct Thing {
+  int id = 0;
+  uint64_t generation = 0;
+};
+
+TEST(DeviceObjects, KeepStampsTheGenerationAndTakeHandsBackOwnership) {
+  Objects<Thing> things;
+  auto made = std::make_unique<Thing>();
+  made->id = 7;
+  Thing* handle = keep(things, std::move(made), 3);
+  ASSERT_NE(handle, nullptr);
+  EXPECT_EQ(handle->generation, 3u);
+  EXPECT_EQ(things.size(), 1u);
+  Thing stranger;
+  EXPECT_EQ(take(things, &stranger), nullptr);  // not a live object
+  EXPECT_EQ(things.size(), 1u);
+  std::unique_ptr<Thing> owned = take(things, handle);
+  ASSERT_NE(owned, nullptr);
+  EXPECT_EQ(owned->id, 7);
+  EXPECT_TRUE(things.empty());
+  EXPECT_EQ(take(things, handle), nullptr);  // taken once only
+}
+
+TEST_F(Support, StickyErrorKeepsTheFirstErrorUntilCleared) {
+  StickyError sticky;
+  EXPECT_TRUE(sticky.healthy());
+  xal_device_health_t health{};
+  health.struct_size = sizeof health;
+  sticky.describe(&health);
+  EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_OK));
+  EXPECT_EQ(health.sticky_status, XAL_SUCCESS);
+  EXPECT_STREQ(health.message, "");
+
+  sticky.record(XAL_ERROR_DEVICE_LOST, 700, "hipErrorIllegalAddress", "first");
+  sticky.record(XAL_ERROR_HARDWARE, 214, "hipErrorECCNotCorrectable", "second");
+  EXPECT_FALSE(sticky.healthy());
+  sticky.describe(&health);
+  EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_LOST));
+  EXPECT_EQ(health.sticky_status, XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(health.vendor_code, 700);
+  EXPECT_STREQ(health.message, "first");
+
+  EXPECT_EQ(sticky.report_again("HIP device 1"), XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(g_recorded.code, 700);
+  EXPECT_EQ(g_recorded.name, "hipErrorIllegalAddress");
+  EXPECT_EQ(g_recorded.message,
+            "HIP device 1 has a sticky error (first); call xal_device_reset");
+
+  sticky.clear();
+  EXPECT_TRUE(sticky.healthy());
+  sticky.record(XAL_ERROR_HARDWARE, 214, nullptr, std::string(600, 'x'));
+  sticky.describe(&health);
+  EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_ERROR));
+  EXPECT_EQ(sticky.name, "");
+  EXPECT_EQ(std::string(health.message).size(), sizeof health.message - 1);  // cut
+}
+
+}  // namespace
+}  // namespace xal::support

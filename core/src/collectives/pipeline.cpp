@@ -1,0 +1,277 @@
+#include "pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+
+#include "../host_memory.hpp"
+#include "xal_common/reduce.hpp"
+#include "xal_common/strings.hpp"
+
+namespace xal::core {
+
+namespace {
+
+using common::CollDesc;
+using common::CollKind;
+
+constexpr size_t kDefaultChunkBytes = size_t{4} << 20;
+
+bool elementwise(CollKind k) {
+  return k == CollKind::kAllreduce || k == CollKind::kBroadcast || k == CollKind::kReduce;
+}
+
+// The shared state of one call's chunks, kept alive by its host functions.
+struct Call {
+  std::shared_ptr<Exchange> ex;
+  uint32_t slot = 0;
+  CollDesc desc;
+  ChunkPlan plan;
+  size_t es = 1;
+  char* in_view = nullptr;  // host views of the whole buffers, or staging
+  char* out_view = nullptr;
+  std::array<void*, HostStep::kSlots> in_buf{}, out_buf{};
+  std::chrono::milliseconds wait_limit{0};
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false, failed = false;
+  size_t in_done = 0, host_done = 0, out_done = 0;
+
+  size_t in_bytes(size_t k) const {
+    return common::coll_in_elements(plan.chunk(desc, k), slot, ex->rendezvous.size()) * es;
+  }
+  size_t out_bytes(size_t k) const {
+    return common::coll_out_elements(plan.chunk(desc, k), slot, ex->rendezvous.size()) * es;
+  }
+  size_t offset(size_t k) const { return k * plan.elems * es; }
+
+  void fail(xal_status_t status) {
+    ex->error->record(status);
+    std::lock_guard lock(mu);
+    failed = true;
+    cv.notify_all();
+  }
+  bool is_failed() {
+    std::lock_guard lock(mu);
+    return failed;
+  }
+  // Runs chunk k at the rendezvous (skipped once the call failed).
+  void run_chunk(size_t k) {
+    if (is_failed()) return;
+    const size_t j = k % HostStep::kSlots;
+    common::HostPart part;
+    part.desc = plan.chunk(desc, k);
+    if (in_bytes(k)) part.in = in_view ? in_view + offset(k) : in_buf[j];
+    if (out_bytes(k)) part.out = out_view ? out_view + offset(k) : out_buf[j];
+    try {
+      ex->rendezvous.run(slot, part);
+    } catch (const common::CollError& e) {
+      fail(e.status());
+    } catch (...) {
+      fail(XAL_ERROR_INTERNAL);
+    }
+  }
+  // Waits until `ready` holds (or the call failed); a wait past the limit
+  // fails the call with TIMEOUT rather than hang a stream.
+  void wait(const std::function<bool()>& ready) {
+    std::unique_lock lock(mu);
+    if (cv.wait_for(lock, wait_limit, [&] { return failed || ready(); })) return;
+    failed = true;
+    cv.notify_all();
+    lock.unlock();
+    ex->error->record(XAL_ERROR_TIMEOUT);
+  }
+  template <class T>
+  void set(T Call::*field, T value) {
+    std::lock_guard lock(mu);
+    this->*field = value;
+    cv.notify_all();
+  }
+};
+
+void call_host_func(void* user) noexcept {
+  std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(user));
+  try {
+    (*fn)();
+  } catch (...) {
+  }
+}
+
+}  // namespace
+
+void AsyncError::record(xal_status_t status) {
+  std::lock_guard lock(mu_);
+  if (status_ == XAL_SUCCESS) status_ = status;
+}
+
+xal_status_t AsyncError::get() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+CollDesc ChunkPlan::chunk(const CollDesc& d, size_t k) const {
+  CollDesc c = d;
+  if (chunks > 1) c.count = k + 1 < chunks ? elems : d.count - k * elems;
+  return c;
+}
+
+ChunkPlan plan_chunks(const CollDesc& d, size_t chunk_bytes) {
+  if (!elementwise(d.kind) || chunk_bytes == 0) return ChunkPlan{1, d.count};
+  const size_t elems = std::max<size_t>(1, chunk_bytes / common::dtype_size(d.dtype));
+  // The last chunk always holds fewer than `elems` (see pipeline.hpp).
+  return ChunkPlan{d.count / elems + 1, elems};
+}
+
+xal_status_t chunk_bytes_from_env(size_t* out) {
+  *out = kDefaultChunkBytes;
+  const auto v = common::env("XAL_COMM_CHUNK_BYTES");
+  if (!v || v->empty()) return XAL_SUCCESS;
+  std::string why;
+  const auto n = common::parse_bytes(*v, &why);
+  if (!n || *n > (uint64_t{1} << 40))
+    return fail(XAL_ERROR_INVALID_ARGUMENT,
+                cat("XAL_COMM_CHUNK_BYTES '", *v, "' is not a byte count up to 1 TiB",
+                    why.empty() ? "" : cat(" (", why, ")")));
+  *out = static_cast<size_t>(*n);
+  return XAL_SUCCESS;
+}
+
+HostStep::HostStep(DeviceObj* device, HostMemory& host, size_t chunk_bytes)
+    : device_(device), t_(device->hdr.table), chunk_bytes_(chunk_bytes) {
+  for (auto& b : in_) b = std::make_unique<StagingBuffer>(host);
+  for (auto& b : out_) b = std::make_unique<StagingBuffer>(host);
+}
+
+HostStep::~HostStep() {
+  for (xal_bstream_t* s : {copy_in_, copy_out_})
+    if (s) {
+      t_->stream_synchronize(s);
+      t_->stream_destroy(s);
+    }
+  clear_pending();
+}
+
+void* HostStep::host_view(xal_devptr_t ptr, size_t bytes) const {
+  return t_->device_ptr_to_host ? t_->device_ptr_to_host(device_->native, ptr, bytes) : nullptr;
+}
+
+void HostStep::open_copy_streams() {
+  if (tried_streams_) return;
+  tried_streams_ = true;
+  // Without them the copies share the caller's stream: chunked, not overlapped.
+  if (!t_->stream_create || !t_->stream_destroy) return;
+  if (t_->stream_create(device_->native, 0, &copy_in_) != XAL_SUCCESS) copy_in_ = nullptr;
+  if (t_->stream_create(device_->native, 0, &copy_out_) != XAL_SUCCESS) copy_out_ = nullptr;
+  clear_pending();
+}
+
+xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slot,
+                               const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
+                               xal_bstream_t* stream) {
+  const uint32_t n = ex->rendezvous.size();
+  auto call = std::make_shared<Call>();
+  call->ex = ex;
+  call->slot = slot;
+  call->desc = d;
+  call->plan = plan_chunks(d, chunk_bytes_);
+  call->es = common::dtype_size(d.dtype);
+  call->wait_limit = std::chrono::milliseconds(2 * uint64_t{ex->rendezvous.timeout_ms()} + 1000);
+  const size_t total_in = common::coll_in_elements(d, slot, n) * call->es;
+  const size_t total_out = common::coll_out_elements(d, slot, n) * call->es;
+  call->in_view = total_in ? static_cast<char*>(host_view(send, total_in)) : nullptr;
+  call->out_view = total_out ? static_cast<char*>(host_view(recv, total_out)) : nullptr;
+  const bool stage_in = total_in && !call->in_view;
+  const bool stage_out = total_out && !call->out_view;
+  const size_t chunks = call->plan.chunks;
+  for (size_t j = 0; j < kSlots && j < chunks; ++j) {
+    if (stage_in && !(call->in_buf[j] = in_[j]->get(std::max<size_t>(call->in_bytes(j), 1))))
+      return XAL_ERROR_OUT_OF_HOST_MEMORY;
+    if (stage_out && !(call->out_buf[j] = out_[j]->get(std::max<size_t>(call->out_bytes(j), 1))))
+      return XAL_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  auto failed = [&](xal_status_t s) {
+    call->fail(s);
+    return fail_backend(device_->backend, device_, s);
+  };
+
+  if (!t_->stream_enqueue_host_func) {
+    // Each chunk on the calling thread once its stream has caught up.
+    for (size_t k = 0; k < chunks && !call->is_failed(); ++k) {
+      const size_t j = k % kSlots, off = call->offset(k);
+      if (stage_in && call->in_bytes(k))
+        if (xal_status_t s = t_->memcpy_dtoh(stream, call->in_buf[j], send + off, call->in_bytes(k)); s)
+          return failed(s);
+      if (xal_status_t s = t_->stream_synchronize(stream); s) return failed(s);
+      call->run_chunk(k);
+      if (stage_out && call->out_bytes(k))
+        if (xal_status_t s = t_->memcpy_htod(stream, recv + off, call->out_buf[j], call->out_bytes(k)); s)
+          return failed(s);
+    }
+    return XAL_SUCCESS;
+  }
+
+  auto host = [&](xal_bstream_t* s, std::function<void()> fn) -> xal_status_t {
+    auto owned = std::make_unique<std::function<void()>>(std::move(fn));
+    if (xal_status_t st = t_->stream_enqueue_host_func(s, call_host_func, owned.get()); st)
+      return st;
+    owned.release();
+    return XAL_SUCCESS;
+  };
+  if (!stage_in && !stage_out) {  // every chunk in one host function
+    if (xal_status_t s = host(stream, [call, chunks] {
+          for (size_t k = 0; k < chunks; ++k) call->run_chunk(k);
+        }); s)
+      return failed(s);
+    return XAL_SUCCESS;
+  }
+
+  open_copy_streams();
+  xal_bstream_t* in_s = copy_in_ ? copy_in_ : stream;
+  xal_bstream_t* out_s = copy_out_ ? copy_out_ : stream;
+  Call* c = call.get();  // kept alive by the shared_ptr each function holds
+  if (xal_status_t s = host(stream, [call] { call->set(&Call::started, true); }); s) return failed(s);
+  for (size_t k = 0; k < chunks; ++k) {
+    const size_t j = k % kSlots, off = c->offset(k);
+    const size_t reuse = k + 1 > kSlots ? k + 1 - kSlots : 0;  // chunk that used slot j
+    if (stage_in) {
+      if (xal_status_t s = host(in_s, [call, reuse] {
+            call->wait([&] { return call->started && call->host_done >= reuse; });
+          }); s)
+        return failed(s);
+      if (c->in_bytes(k))
+        if (xal_status_t s = t_->memcpy_dtoh(in_s, c->in_buf[j], send + off, c->in_bytes(k)); s)
+          return failed(s);
+      if (xal_status_t s = host(in_s, [call, k] { call->set(&Call::in_done, k + 1); }); s)
+        return failed(s);
+    }
+    if (xal_status_t s = host(stream, [call, k, reuse, stage_in, stage_out] {
+          call->wait([&] {
+            return (!stage_in || call->in_done >= k + 1) && (!stage_out || call->out_done >= reuse);
+          });
+          call->run_chunk(k);
+          call->set(&Call::host_done, k + 1);
+        }); s)
+      return failed(s);
+    if (stage_out) {
+      if (xal_status_t s = host(out_s, [call, k] {
+            call->wait([&] { return call->host_done >= k + 1; });
+          }); s)
+        return failed(s);
+      if (c->out_bytes(k))
+        if (xal_status_t s = t_->memcpy_htod(out_s, recv + off, c->out_buf[j], c->out_bytes(k)); s)
+          return failed(s);
+      if (xal_status_t s = host(out_s, [call, k] { call->set(&Call::out_done, k + 1); }); s)
+        return failed(s);
+    }
+  }
+  if (stage_out)
+    if (xal_status_t s = host(stream, [call, chunks] {
+          call->wait([&] { return call->out_done >= chunks; });
+        }); s)
+      return failed(s);
+  return XAL_SUCCESS;
+}
+
+}  // namespace xal::core

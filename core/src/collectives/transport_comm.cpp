@@ -1,0 +1,307 @@
+#include "transport_comm.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "../host_memory.hpp"
+#include "staging_buffer.hpp"
+#include "transport_step.hpp"
+#include "xal_common/reduce.hpp"
+
+namespace xal::core {
+
+namespace {
+
+using common::CollDesc;
+using common::CollError;
+using common::CollKind;
+using Clock = std::chrono::steady_clock;
+
+// State the local ranks of one xal_comm_create_transport share: the
+// transport, the layout, and a two-phase meeting of the local ranks.
+class Shared {
+ public:
+  Shared(const xal_comm_transport_t& t, ProcessLayout layout, uint32_t timeout_ms)
+      : transport_(t), layout_(std::move(layout)), timeout_ms_(timeout_ms),
+        parts_(layout_.local()) {}
+  ~Shared() {
+    if (owns_ && transport_.release) transport_.release(transport_.user);
+  }
+
+  void adopt() { owns_ = true; }
+  const ProcessLayout& layout() const { return layout_; }
+  std::string description;
+
+  // Local rank `i`'s part of its next call. Throws CollError.
+  void run(uint32_t i, const common::HostPart& part) {
+    std::unique_lock lock(mu_);
+    parts_[i] = part;
+    const uint64_t gen = generation_;
+    arrive(lock, i, Clock::now() + std::chrono::milliseconds(timeout_ms_));
+    if (i == 0) {
+      lock.unlock();
+      StepResult r = run_transport_step(transport_, layout_, timeout_ms_, parts_);
+      lock.lock();
+      result_ = std::move(r);
+      if (result_.status != XAL_SUCCESS && result_.sticky) break_with(result_.status, result_.message);
+      done_ = gen + 1;
+      cv_.notify_all();
+    } else {
+      // The leader writes this rank's output: wait for it even after an
+      // abort (the transport then returns at once). Its step may take up to
+      // two transport calls.
+      const auto deadline = Clock::now() + std::chrono::milliseconds(3ull * timeout_ms_ + 1000);
+      while (done_ <= gen)
+        if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && done_ <= gen) {
+          break_with(XAL_ERROR_TIMEOUT, "timed out waiting for the local leader's step");
+          break;
+        }
+    }
+    if (done_ <= gen) throw_broken(part.desc.kind);
+    if (result_.status != XAL_SUCCESS) {
+      record(result_.status);
+      throw CollError(result_.status, cat(common::coll_name(part.desc.kind), ": ", result_.message));
+    }
+  }
+
+  void abort() {
+    {
+      std::lock_guard lock(mu_);
+      break_with(XAL_ERROR_ABORTED, "the communicator was aborted (xal_comm_abort)");
+    }
+    if (transport_.abort) transport_.abort(transport_.user);
+  }
+
+  void throw_if_broken(CollKind kind) {
+    std::lock_guard lock(mu_);
+    if (error_ != XAL_SUCCESS) throw_broken(kind);
+  }
+
+  void record(xal_status_t s) {
+    std::lock_guard lock(async_mu_);
+    if (async_error_ == XAL_SUCCESS) async_error_ = s;
+  }
+  xal_status_t async_error() {
+    std::lock_guard lock(async_mu_);
+    return async_error_;
+  }
+
+ private:
+  // Every local rank arrives; the last one releases the others.
+  void arrive(std::unique_lock<std::mutex>& lock, uint32_t i, Clock::time_point deadline) {
+    if (error_ != XAL_SUCCESS) throw_broken(parts_[i].desc.kind);
+    const uint64_t gen = generation_;
+    if (++count_ == parts_.size()) {
+      count_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    while (generation_ == gen) {
+      if (error_ != XAL_SUCCESS) throw_broken(parts_[i].desc.kind);
+      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && generation_ == gen)
+        break_with(XAL_ERROR_TIMEOUT, cat("timed out after ", timeout_ms_,
+                                          " ms waiting for the other local ranks (seen from "
+                                          "global rank ", layout_.base() + i, ")"));
+    }
+  }
+
+  void break_with(xal_status_t s, const std::string& message) {  // mu_ held
+    if (error_ == XAL_SUCCESS) {
+      error_ = s;
+      error_message_ = message;
+    }
+    record(s);
+    cv_.notify_all();
+  }
+
+  [[noreturn]] void throw_broken(CollKind kind) {  // mu_ held
+    throw CollError(error_, cat(common::coll_name(kind), ": ", error_message_));
+  }
+
+  const xal_comm_transport_t transport_;
+  const ProcessLayout layout_;
+  const uint32_t timeout_ms_;
+  bool owns_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<common::HostPart> parts_;
+  size_t count_ = 0;
+  uint64_t generation_ = 0;
+  uint64_t done_ = 0;  // generation + 1 of the last finished step
+  StepResult result_;
+  xal_status_t error_ = XAL_SUCCESS;
+  std::string error_message_;
+  std::mutex async_mu_;
+  xal_status_t async_error_ = XAL_SUCCESS;
+};
+
+struct Job {
+  std::shared_ptr<Shared> shared;
+  uint32_t local = 0;
+  common::HostPart part;
+};
+
+void run_job(Job& job) noexcept {
+  try {
+    job.shared->run(job.local, job.part);
+  } catch (const CollError&) {
+    // Recorded as the async error by Shared.
+  } catch (...) {
+    job.shared->record(XAL_ERROR_INTERNAL);
+  }
+}
+
+void run_job_host_func(void* user) noexcept {
+  std::unique_ptr<Job> job(static_cast<Job*>(user));
+  run_job(*job);
+}
+
+class TransportComm final : public CommImpl {
+ public:
+  TransportComm(DeviceObj* device, uint32_t local, std::shared_ptr<Shared> shared,
+                HostMemory& host)
+      : device_(device), local_(local), shared_(std::move(shared)), in_(host), out_(host) {}
+  ~TransportComm() override {
+    device_->hdr.table->device_synchronize(device_->native);  // staging copies in flight
+    clear_pending();
+  }
+
+  void adopt() { shared_->adopt(); }
+  uint32_t path() const override { return XAL_COMM_PATH_MPI; }
+  std::string description() const override { return shared_->description; }
+  void* native() override { return nullptr; }
+  xal_status_t abort() override {
+    shared_->abort();
+    return XAL_SUCCESS;
+  }
+  xal_status_t async_error(xal_status_t* out) override {
+    *out = shared_->async_error();
+    return XAL_SUCCESS;
+  }
+
+  xal_status_t allreduce(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt, xal_op_t op,
+                         StreamObj* st) override {
+    return submit({CollKind::kAllreduce, n, dt, op, 0}, s, r, st);
+  }
+  xal_status_t broadcast(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
+                         uint32_t root, StreamObj* st) override {
+    return submit({CollKind::kBroadcast, n, dt, XAL_OP_SUM, root}, s, r, st);
+  }
+  xal_status_t reduce(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt, xal_op_t op,
+                      uint32_t root, StreamObj* st) override {
+    return submit({CollKind::kReduce, n, dt, op, root}, s, r, st);
+  }
+  xal_status_t allgather(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
+                         StreamObj* st) override {
+    return submit({CollKind::kAllgather, n, dt, XAL_OP_SUM, 0}, s, r, st);
+  }
+  xal_status_t reduce_scatter(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
+                              xal_op_t op, StreamObj* st) override {
+    return submit({CollKind::kReduceScatter, n, dt, op, 0}, s, r, st);
+  }
+  xal_status_t alltoall(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
+                        StreamObj* st) override {
+    return submit({CollKind::kAlltoall, n, dt, XAL_OP_SUM, 0}, s, r, st);
+  }
+
+ private:
+  xal_status_t backend_failed(xal_status_t s) { return fail_backend(device_->backend, device_, s); }
+
+  void* host_view(xal_devptr_t ptr, size_t bytes) {
+    const xal_backend_table_t* t = device_->hdr.table;
+    return t->device_ptr_to_host ? t->device_ptr_to_host(device_->native, ptr, bytes) : nullptr;
+  }
+
+  xal_status_t submit(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv, StreamObj* st) {
+    const bool reduces = d.kind == CollKind::kAllreduce || d.kind == CollKind::kReduce ||
+                         d.kind == CollKind::kReduceScatter;
+    std::string why;
+    if (xal_status_t s = common::check_dtype_op(d.dtype, reduces ? d.op : XAL_OP_SUM, &why); s)
+      return fail(device_, s, cat(common::coll_name(d.kind), ": ", why));
+    try {
+      shared_->throw_if_broken(d.kind);
+    } catch (const CollError& e) {
+      return fail(device_, e.status(), e.what());
+    }
+    auto work = [this, d, send, recv, stream = st->native] { return enqueue(d, send, recv, stream); };
+    if (defer_to_group_end(this, work)) return XAL_SUCCESS;
+    return work();
+  }
+
+  // Queues the staging copies and the host step of one call on `stream`.
+  xal_status_t enqueue(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
+                       xal_bstream_t* stream) {
+    const ProcessLayout& l = shared_->layout();
+    const uint32_t rank = l.base() + local_;
+    const size_t es = common::dtype_size(d.dtype);
+    const size_t in_bytes = common::coll_in_elements(d, rank, l.size) * es;
+    const size_t out_bytes = common::coll_out_elements(d, rank, l.size) * es;
+    const xal_backend_table_t* t = device_->hdr.table;
+    auto job = std::make_unique<Job>();
+    job->shared = shared_;
+    job->local = local_;
+    job->part.desc = d;
+    void* in = in_bytes ? host_view(send, in_bytes) : nullptr;
+    if (in_bytes && !in) {
+      if (!(in = in_.get(in_bytes))) return XAL_ERROR_OUT_OF_HOST_MEMORY;
+      if (xal_status_t s = t->memcpy_dtoh(stream, in, send, in_bytes); s) return backend_failed(s);
+    }
+    void* out = out_bytes ? host_view(recv, out_bytes) : nullptr;
+    const bool stage_out = out_bytes && !out;
+    if (stage_out && !(out = out_.get(out_bytes))) return XAL_ERROR_OUT_OF_HOST_MEMORY;
+    job->part.in = in;
+    job->part.out = out;
+    if (t->stream_enqueue_host_func) {
+      Job* raw = job.release();
+      if (xal_status_t s = t->stream_enqueue_host_func(stream, run_job_host_func, raw); s) {
+        std::unique_ptr<Job> back(raw);
+        return backend_failed(s);
+      }
+    } else {
+      // No host functions: run on the calling thread once the stream caught
+      // up (each local rank then needs its own thread, or a group).
+      if (xal_status_t s = t->stream_synchronize(stream); s) return backend_failed(s);
+      run_job(*job);
+    }
+    if (stage_out)
+      if (xal_status_t s = t->memcpy_htod(stream, recv, out, out_bytes); s) return backend_failed(s);
+    return XAL_SUCCESS;
+  }
+
+  DeviceObj* device_;
+  const uint32_t local_;
+  std::shared_ptr<Shared> shared_;
+  StagingBuffer in_, out_;
+};
+
+}  // namespace
+
+xal_status_t create_transport_comms(std::span<DeviceObj* const> devices, uint32_t timeout_ms,
+                                    const xal_comm_transport_t& t,
+                                    std::vector<std::unique_ptr<CommImpl>>& out) {
+  Runtime* rt = runtime();
+  if (!rt || !rt->host) return not_initialized();
+  ProcessLayout layout;
+  layout.me = t.process_rank;
+  layout.ranks.assign(t.ranks_per_process, t.ranks_per_process + t.process_count);
+  for (uint32_t r : layout.ranks) {
+    layout.first.push_back(layout.size);
+    layout.size += r;
+  }
+  auto shared = std::make_shared<Shared>(t, std::move(layout), timeout_ms);
+  shared->description = cat("collectives across ", t.process_count, " processes (",
+                            shared->layout().size, " ranks); ", devices.size(),
+                            " local devices from global rank ", shared->layout().base());
+  out.clear();
+  for (uint32_t i = 0; i < devices.size(); ++i)
+    out.push_back(std::make_unique<TransportComm>(devices[i], i, shared, *rt->host));
+  return XAL_SUCCESS;
+}
+
+void adopt_transport(CommImpl& any_of_them) { static_cast<TransportComm&>(any_of_them).adopt(); }
+
+}  // namespace xal::core

@@ -1,0 +1,91 @@
+// The compute share of a partition: a token bucket on the device time of the
+// work submitted to its streams (launches, copies, memsets, collectives), as
+// HAMi-core throttles kernel launches to a share of the SMs.
+//
+// Credit grows at share x wall-clock time, up to a small burst; the device
+// time of the partition's work is drawn from it: the time during which at
+// least one op of the partition is running, measured by a host function
+// queued after each op (the op's completion) and, for ops still running, up
+// to now. A submit waits on the caller's thread while the credit is
+// negative. Whole cards have no ComputeShare: submit_shared is then one
+// branch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+
+#include "objects.hpp"
+
+namespace xal::core {
+
+class ComputeShare {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `percent` in 1..100; 100 measures without throttling.
+  explicit ComputeShare(uint32_t percent);
+
+  uint32_t percent() const noexcept { return percent_; }
+
+  // Waits while the partition is in debt (never when percent is 100).
+  // Thread-safe.
+  void admit();
+
+  // Counts an op as running from now (before the backend call: a backend
+  // may run a small op inline, on the caller's thread). Thread-safe.
+  void begin();
+
+  // After begin(): the op was queued on `stream` (of the partition); its
+  // completion is observed by a host function on the stream, or, when the
+  // backend has none, by a synchronisation here. Thread-safe.
+  void submitted(StreamObj* stream);
+
+  // After begin(): the submit failed; nothing was queued. Thread-safe.
+  void complete() noexcept;
+
+  // Device time charged so far (work that ran), in nanoseconds.
+  uint64_t busy_ns();
+
+  // Percent of wall time the partition's work ran, over the window since the
+  // previous call (the first call: since creation). Thread-safe.
+  double utilization();
+
+ private:
+  static void complete_cb(void* self) noexcept;
+  // Credit and busy time brought up to `now`. Needs mu_.
+  void settle(Clock::time_point now);
+
+  const uint32_t percent_;
+  const double rate_;    // credit seconds per wall second
+  const double burst_s_; // most credit kept
+  std::mutex mu_;
+  double credit_s_;
+  Clock::time_point settled_at_;
+  uint32_t in_flight_ = 0;
+  uint64_t busy_ns_ = 0;
+  Clock::time_point window_start_;
+  uint64_t window_busy_ns_ = 0;
+};
+
+// Runs `submit` (a backend call queueing work on `s`) under the compute share
+// of the stream's partition, if any.
+template <class F>
+inline xal_status_t submit_shared(StreamObj* s, F&& submit) {
+  ComputeShare* share = s->device->state->share;
+  if (!share) return submit();
+  share->admit();
+  share->begin();
+  xal_status_t st = XAL_ERROR_INTERNAL;
+  try {
+    st = submit();
+  } catch (...) {
+    share->complete();
+    throw;
+  }
+  if (st == XAL_SUCCESS) share->submitted(s);
+  else share->complete();
+  return st;
+}
+
+}  // namespace xal::core

@@ -1,0 +1,264 @@
+// The cross-process quota ledger: the table and its lock (see
+// quota_ledger.hpp; opening is in quota_ledger_open.cpp).
+#include "quota_ledger.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace xal::core {
+
+using namespace ledger_layout;
+
+namespace {
+
+void lock(File* f) {
+  const int r = pthread_mutex_lock(&f->header.mutex);
+  if (r == EOWNERDEAD) {
+    // The holder died inside the lock: each update it could have left half
+    // done is one counter of its own entry, which is reclaimed as dead.
+    pthread_mutex_consistent(&f->header.mutex);
+    ++f->header.recoveries;
+    return;
+  }
+  if (r != 0)
+    throw std::runtime_error("cannot lock the shared quota ledger: " +
+                             std::string(std::strerror(r)));
+}
+
+// Whether the process that wrote an entry {pid, start} still runs.
+bool alive(pid_t pid, uint64_t start) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  uint64_t now = 0;
+  bool zombie = false;
+  if (!process_start_time(pid, &now, &zombie)) return start == 0;
+  return !zombie && (start == 0 || now == start);
+}
+
+// This process's pid without a system call per use: read once, and again
+// in the child after a fork.
+std::atomic<pid_t> g_pid{0};
+
+pid_t current_pid() noexcept {
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, [] { g_pid.store(::getpid()); });
+    g_pid.store(::getpid());
+    return true;
+  }();
+  (void)registered;
+  return g_pid.load(std::memory_order_relaxed);
+}
+
+// Entries [0, n) of a slot may be in use (bounded even in a damaged table).
+uint32_t used_entries(const DeviceSlot& d) noexcept {
+  return std::min(d.high_water, kMaxProcesses);
+}
+
+}  // namespace
+
+bool process_start_time(pid_t pid, uint64_t* start_time, bool* zombie) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!in || !std::getline(in, text)) return false;
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  // Field 3 is the state; field 22 the start time.
+  for (int i = 3; i <= 22; ++i) {
+    if (!(fields >> field)) return false;
+    if (i == 3) *zombie = field == "Z" || field == "X";
+  }
+  try {
+    *start_time = std::stoull(field);
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+QuotaLedger::QuotaLedger(File* file, std::string object)
+    : file_(file), object_(std::move(object)) {
+  refresh_identity();
+}
+
+QuotaLedger::~QuotaLedger() {
+  try {
+    Guard g(*this);
+    refresh_identity();
+    for (uint32_t s = 0; s < kMaxDevices; ++s)
+      if (ProcessEntry* e = own_entry(static_cast<int>(s), false)) *e = {};
+  } catch (...) {
+  }
+  ::munmap(file_, sizeof(File));
+}
+
+QuotaLedger::Guard::Guard(QuotaLedger& ledger) : ledger_(ledger) {
+  lock(ledger_.file_);
+}
+
+QuotaLedger::Guard::~Guard() { pthread_mutex_unlock(&ledger_.file_->header.mutex); }
+
+void QuotaLedger::refresh_identity() {
+  const pid_t now = current_pid();
+  if (now == pid_) return;
+  pid_ = now;
+  bool zombie = false;
+  if (!process_start_time(now, &start_time_, &zombie)) start_time_ = 0;
+}
+
+int QuotaLedger::slot(const DeviceUuid& uuid, std::string* error) {
+  Guard g(*this);
+  int free_slot = -1;
+  for (uint32_t s = 0; s < kMaxDevices; ++s) {
+    DeviceSlot& d = file_->slots[s];
+    if (d.in_use && std::memcmp(d.uuid, uuid.data(), 16) == 0)
+      return static_cast<int>(s);
+    if (!d.in_use && free_slot < 0) free_slot = static_cast<int>(s);
+  }
+  if (free_slot < 0) {
+    *error = object_ + " already tracks " + std::to_string(kMaxDevices) +
+             " devices, its maximum";
+    return -1;
+  }
+  DeviceSlot& d = file_->slots[free_slot];
+  std::memcpy(d.uuid, uuid.data(), 16);
+  d.in_use = 1;
+  return free_slot;
+}
+
+ProcessEntry* QuotaLedger::own_entry(int slot, bool create) {
+  DeviceSlot& d = file_->slots[slot];
+  for (uint32_t i = 0; i < used_entries(d); ++i) {
+    ProcessEntry& e = d.processes[i];
+    if (e.pid == pid_ && e.start_time == start_time_) return &e;
+  }
+  if (!create) return nullptr;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (uint32_t i = 0; i < kMaxProcesses; ++i) {
+      ProcessEntry& e = d.processes[i];
+      if (e.pid != 0) continue;
+      e = ProcessEntry{pid_, 0, start_time_, 0, 0};
+      if (i >= d.high_water) d.high_water = i + 1;
+      return &e;
+    }
+    if (!reclaim_slot(slot)) break;
+  }
+  return nullptr;
+}
+
+LedgerUsage QuotaLedger::sum(int slot) {
+  DeviceSlot& d = file_->slots[slot];
+  LedgerUsage u;
+  for (uint32_t i = 0; i < used_entries(d); ++i) {
+    const ProcessEntry& e = d.processes[i];
+    if (e.pid == 0) continue;
+    u.used += e.bytes;
+    ++u.processes;
+    if (e.pid == pid_ && e.start_time == start_time_) u.own += e.bytes;
+    if (e.limit != 0 && (u.limit == 0 || e.limit < u.limit)) u.limit = e.limit;
+  }
+  d.used = u.used;
+  d.limit = u.limit;
+  return u;
+}
+
+bool QuotaLedger::reclaim_slot(int slot) {
+  DeviceSlot& d = file_->slots[slot];
+  bool any = false;
+  for (uint32_t i = 0; i < used_entries(d); ++i) {
+    ProcessEntry& e = d.processes[i];
+    if (e.pid == 0 || (e.pid == pid_ && e.start_time == start_time_)) continue;
+    if (!alive(e.pid, e.start_time)) {
+      e = {};
+      any = true;
+    }
+  }
+  d.high_water = used_entries(d);
+  while (d.high_water > 0 && d.processes[d.high_water - 1].pid == 0) --d.high_water;
+  return any;
+}
+
+QuotaLedger::Reserve QuotaLedger::reserve(int slot, uint64_t bytes,
+                                          uint64_t own_limit, LedgerUsage* usage) {
+  Guard g(*this);
+  refresh_identity();
+  ProcessEntry* e = own_entry(slot, true);
+  if (!e) {
+    if (usage) *usage = sum(slot);
+    return Reserve::kNoEntry;
+  }
+  e->limit = own_limit;
+  LedgerUsage u = sum(slot);
+  auto over = [&] {
+    return u.limit != 0 && (u.used + bytes < u.used || u.used + bytes > u.limit);
+  };
+  if (over() && reclaim_slot(slot)) u = sum(slot);
+  if (usage) *usage = u;
+  if (over()) return Reserve::kOverLimit;
+  e->bytes += bytes;
+  file_->slots[slot].used += bytes;
+  return Reserve::kOk;
+}
+
+void QuotaLedger::release(int slot, uint64_t bytes) noexcept {
+  try {
+    Guard g(*this);
+    refresh_identity();
+    ProcessEntry* e = own_entry(slot, false);
+    if (!e) return;
+    e->bytes -= std::min(bytes, e->bytes);
+    if (e->bytes == 0 && e->limit == 0) *e = {};
+    sum(slot);
+  } catch (...) {
+  }
+}
+
+void QuotaLedger::reset(int slot) noexcept { release(slot, UINT64_MAX); }
+
+bool QuotaLedger::set_limit(int slot, uint64_t limit) {
+  Guard g(*this);
+  refresh_identity();
+  ProcessEntry* e = own_entry(slot, limit != 0);
+  if (!e) return limit == 0;
+  e->limit = limit;
+  if (e->bytes == 0 && e->limit == 0) *e = {};
+  sum(slot);
+  return true;
+}
+
+LedgerUsage QuotaLedger::usage(int slot) {
+  Guard g(*this);
+  refresh_identity();
+  reclaim_slot(slot);
+  return sum(slot);
+}
+
+uint32_t QuotaLedger::reclaim() {
+  Guard g(*this);
+  refresh_identity();
+  uint32_t n = 0;
+  for (uint32_t s = 0; s < kMaxDevices; ++s) {
+    const auto& d = file_->slots[s];
+    uint32_t before = 0, after = 0;
+    for (uint32_t i = 0; i < used_entries(d); ++i) before += d.processes[i].pid != 0;
+    reclaim_slot(static_cast<int>(s));
+    for (uint32_t i = 0; i < used_entries(d); ++i) after += d.processes[i].pid != 0;
+    n += before - after;
+  }
+  return n;
+}
+
+uint64_t QuotaLedger::recoveries() {
+  Guard g(*this);
+  return file_->header.recoveries;
+}
+
+}  // namespace xal::core

@@ -1,0 +1,175 @@
+// Quotas shared by the processes of one job (see quota_shared.hpp).
+#include "quota_shared.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include "partition.hpp"
+#include "xal_common/strings.hpp"
+
+namespace xal::core {
+
+using xal::common::env;
+using xal::common::format_bytes;
+
+namespace {
+
+// DeviceState::ledger_slot: a slot, or one of these. Devices added after
+// xal_init (partitions made through the API) are looked up at first use.
+constexpr int kUnresolved = -2;  // not looked up yet
+constexpr int kUntracked = -1;   // no uuid, or no room in the ledger
+
+struct Binding {
+  std::unique_ptr<QuotaLedger> ledger;
+  std::string name;
+};
+
+std::atomic<Binding*> g_binding{nullptr};
+
+int resolve(Binding& b, DeviceObj* d);
+
+// The binding and d's slot, or nullptr when the ledger is off for d.
+Binding* bound(DeviceObj* d, int* slot) {
+  Binding* b = g_binding.load(std::memory_order_acquire);
+  if (!b) return nullptr;
+  *slot = d->state->ledger_slot.load(std::memory_order_acquire);
+  if (*slot == kUnresolved) *slot = resolve(*b, d);
+  return *slot >= 0 ? b : nullptr;
+}
+
+// Same without a lookup (a device never looked up holds nothing).
+Binding* bound_if_known(const DeviceObj* d, int* slot) noexcept {
+  Binding* b = g_binding.load(std::memory_order_acquire);
+  if (!b) return nullptr;
+  *slot = d->state->ledger_slot.load(std::memory_order_acquire);
+  return *slot >= 0 ? b : nullptr;
+}
+
+// d's uuid as xal_device_get_properties gives it (a partition's own);
+// false when the backend gives none.
+bool uuid_of(DeviceObj* d, DeviceUuid* out) {
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  p.parent_index = -1;
+  if (d->hdr.table->device_get_properties(d->native, &p) != XAL_SUCCESS) {
+    clear_pending();
+    return false;
+  }
+  partition_properties(d, &p);
+  std::copy(std::begin(p.uuid), std::end(p.uuid), out->begin());
+  return std::any_of(out->begin(), out->end(), [](uint8_t v) { return v != 0; });
+}
+
+// Looks d up in the ledger and publishes its limit. Concurrent lookups of
+// one device find the same slot.
+int resolve(Binding& b, DeviceObj* d) {
+  DeviceUuid uuid{};
+  std::string error;
+  int slot = kUntracked;
+  if (!uuid_of(d, &uuid))
+    log_message(XAL_LOG_WARNING,
+                cat("XAL_QUOTA_LEDGER: device ", d->index,
+                    " has no uuid; its quota stays per process").c_str());
+  else if ((slot = b.ledger->slot(uuid, &error)) < 0)
+    log_message(XAL_LOG_WARNING,
+                cat("XAL_QUOTA_LEDGER: ", error, "; device ", d->index,
+                    "'s quota stays per process").c_str());
+  const uint64_t limit = d->state->limit.load();
+  if (slot >= 0 && limit != 0 && !b.ledger->set_limit(slot, limit))
+    log_message(XAL_LOG_WARNING,
+                cat("XAL_QUOTA_LEDGER: no free entry for device ", d->index,
+                    " in ledger '", b.name, "'").c_str());
+  slot = slot < 0 ? kUntracked : slot;
+  d->state->ledger_slot.store(slot, std::memory_order_release);
+  return slot;
+}
+
+}  // namespace
+
+void shared_quota_open(Runtime& rt) {
+  shared_quota_close();
+  const auto name = env("XAL_QUOTA_LEDGER");
+  if (!name || name->empty()) return;
+  std::string error;
+  auto b = std::make_unique<Binding>();
+  b->name = *name;
+  b->ledger = QuotaLedger::open(*name, &error);
+  if (!b->ledger) {
+    log_message(XAL_LOG_WARNING,
+                cat("XAL_QUOTA_LEDGER: ", error,
+                    "; quotas stay per process").c_str());
+    return;
+  }
+  for (DeviceObj* d : rt.devices) resolve(*b, d);
+  g_binding.store(b.release(), std::memory_order_release);
+}
+
+void shared_quota_close() noexcept {
+  delete g_binding.exchange(nullptr, std::memory_order_acq_rel);
+}
+
+const char* shared_quota_name() noexcept {
+  Binding* b = g_binding.load(std::memory_order_acquire);
+  return b ? b->name.c_str() : "";
+}
+
+xal_status_t shared_quota_reserve(DeviceObj* d, uint64_t bytes) {
+  int slot = -1;
+  Binding* b = bound(d, &slot);
+  if (!b) return XAL_SUCCESS;
+  LedgerUsage u;
+  switch (b->ledger->reserve(slot, bytes, d->state->limit.load(), &u)) {
+    case QuotaLedger::Reserve::kOk:
+      return XAL_SUCCESS;
+    case QuotaLedger::Reserve::kOverLimit:
+      return fail(d, XAL_ERROR_OUT_OF_MEMORY,
+                  cat("allocation of ", bytes, " bytes on device ", d->index,
+                      " would pass the job-wide memory limit of ",
+                      format_bytes(u.limit), " (shared quota ledger '", b->name,
+                      "': ", format_bytes(u.used), " in use by ", u.processes,
+                      u.processes == 1 ? " process, " : " processes, ",
+                      format_bytes(u.own), " of it by this one)"));
+    case QuotaLedger::Reserve::kNoEntry:
+      break;
+  }
+  return fail(d, XAL_ERROR_OUT_OF_MEMORY,
+              cat("shared quota ledger '", b->name, "' has no free entry for device ",
+                  d->index, ": ", u.processes, " live processes use it already"));
+}
+
+void shared_quota_release(DeviceObj* d, uint64_t bytes) noexcept {
+  int slot = -1;
+  if (Binding* b = bound_if_known(d, &slot)) b->ledger->release(slot, bytes);
+}
+
+void shared_quota_reset(DeviceObj* d) noexcept {
+  int slot = -1;
+  if (Binding* b = bound_if_known(d, &slot)) b->ledger->reset(slot);
+}
+
+xal_status_t shared_quota_set_limit(DeviceObj* d, uint64_t bytes) {
+  int slot = -1;
+  Binding* b = bound(d, &slot);
+  if (!b) return XAL_SUCCESS;
+  const LedgerUsage u = b->ledger->usage(slot);
+  if (bytes != 0 && u.used > bytes)
+    return fail(d, XAL_ERROR_OUT_OF_MEMORY,
+                cat("cannot set a memory limit of ", bytes, " bytes on device ",
+                    d->index, ": the job already uses ", u.used,
+                    " bytes of it (shared quota ledger '", b->name, "')"));
+  if (!b->ledger->set_limit(slot, bytes))
+    return fail(d, XAL_ERROR_OUT_OF_MEMORY,
+                cat("shared quota ledger '", b->name,
+                    "' has no free entry for device ", d->index));
+  return XAL_SUCCESS;
+}
+
+bool shared_quota_usage(DeviceObj* d, LedgerUsage* out) {
+  int slot = -1;
+  Binding* b = bound(d, &slot);
+  if (!b) return false;
+  *out = b->ledger->usage(slot);
+  return true;
+}
+
+}  // namespace xal::core

@@ -1,0 +1,38 @@
+// Quotas shared by the processes of one job: binds the runtime's devices to
+// the shared quota ledger named by XAL_QUOTA_LEDGER (off when unset; off,
+// each hook costs one atomic load).
+#pragma once
+
+#include <cstdint>
+
+#include "quota_ledger.hpp"
+#include "runtime.hpp"
+
+namespace xal::core {
+
+// Opens the ledger named by XAL_QUOTA_LEDGER for rt's devices and publishes
+// their limits. A bad name or an incompatible ledger: a warning, and the
+// ledger stays off. Called by xal_init (serialised).
+void shared_quota_open(Runtime& rt);
+// Closes the ledger; this process's entries go. Called by xal_shutdown, not
+// concurrently with other calls.
+void shared_quota_close() noexcept;
+// Name of the open ledger, "" when off. Same rules as shared_quota_close.
+const char* shared_quota_name() noexcept;
+
+// After the local quota check: OUT_OF_MEMORY (with the job-wide use) when
+// `bytes` more would pass the limit in force. Thread-safe.
+xal_status_t shared_quota_reserve(DeviceObj* device, uint64_t bytes);
+// Takes back a reservation. Thread-safe.
+void shared_quota_release(DeviceObj* device, uint64_t bytes) noexcept;
+// This process's use of `device` back to 0 (its allocations were freed by a
+// reset or teardown). Thread-safe.
+void shared_quota_reset(DeviceObj* device) noexcept;
+// Records this process's new limit; OUT_OF_MEMORY when the job already uses
+// more than `bytes` (0 removes the limit). Thread-safe.
+xal_status_t shared_quota_set_limit(DeviceObj* device, uint64_t bytes);
+// Job-wide figures of `device`; false when the ledger is off for it.
+// Thread-safe.
+bool shared_quota_usage(DeviceObj* device, LedgerUsage* out);
+
+}  // namespace xal::core

@@ -1,0 +1,272 @@
+// The hierarchical path over the mock backend (native collectives, host
+// addressable memory) mixed with the test plugins testdev and testdev2
+// (asynchronous streams, memory without a host view: staged in chunks).
+// Groups of uneven sizes, ranks of a group not adjacent, roots in every
+// group, chunks small enough that every call runs many of them.
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+
+using namespace xal_test;
+
+#define EXPECT_XAL_OK(call) EXPECT_EQ((call), XAL_SUCCESS) << last_error().message
+
+namespace {
+
+std::string mock_plugin() { return XAL_MOCK_PLUGIN; }
+
+// A layout: how many mock cards, and the communicator's devices as 'm'
+// (next mock card), 't' (testdev) or 'u' (testdev2).
+struct Layout {
+  const char* name;
+  uint32_t mocks;
+  const char* ranks;
+};
+
+class MixedGroups : public ::testing::Test {
+ protected:
+  void start(const Layout& l, uint32_t timeout_ms = 0) {
+    env_.push_back(std::make_unique<ScopedEnv>("XAL_TESTDEV_ASYNC", "1"));
+    env_.push_back(std::make_unique<ScopedEnv>("XAL_TESTDEV_NO_HOST_PTR", "1"));
+    env_.push_back(std::make_unique<ScopedEnv>("XAL_COMM_CHUNK_BYTES", "1024"));
+    const std::string spec = std::to_string(l.mocks) + "*a100-40g";
+    env_.push_back(std::make_unique<ScopedEnv>("XAL_MOCK_DEVICES", spec.c_str()));
+    ASSERT_XAL_OK(init(mock_plugin() + "," + plugin("testdev") + "," + plugin("testdev2")));
+    uint32_t next_mock = 0;
+    for (const char* c = l.ranks; *c; ++c) {
+      const uint32_t index = *c == 'm' ? next_mock++ : l.mocks + (*c == 't' ? 0 : 2);
+      xal_device_t d;
+      ASSERT_XAL_OK(xal_device_get(index, &d));
+      dev.push_back(d);
+      xal_stream_t s;
+      ASSERT_XAL_OK(xal_stream_create(d, 0, &s));
+      stream.push_back(s);
+      xal_devptr_t a, b;
+      ASSERT_XAL_OK(xal_mem_alloc(d, kMaxBytes, &a));
+      ASSERT_XAL_OK(xal_mem_alloc(d, kMaxBytes, &b));
+      send.push_back(a);
+      recv.push_back(b);
+    }
+    comm.resize(dev.size());
+    xal_comm_options_t o{};
+    o.struct_size = sizeof o;
+    o.timeout_ms = timeout_ms;
+    ASSERT_XAL_OK(xal_comm_create(dev.data(), size(), &o, comm.data()));
+  }
+  void TearDown() override {
+    for (xal_comm_t c : comm)
+      if (c) {
+        EXPECT_XAL_OK(xal_comm_destroy(c));
+      }
+    EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+  }
+
+  uint32_t size() const { return static_cast<uint32_t>(dev.size()); }
+  static int32_t value(size_t rank, size_t i) { return static_cast<int32_t>(rank * 1000 + i % 997); }
+
+  // Fills every rank's send buffer with value(rank, i).
+  void fill(size_t elems) {
+    for (size_t r = 0; r < size(); ++r) {
+      std::vector<int32_t> v(elems);
+      for (size_t i = 0; i < elems; ++i) v[i] = value(r, i);
+      ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size() * 4));
+      ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+    }
+  }
+  std::vector<int32_t> get(size_t r, size_t n) {
+    std::vector<int32_t> v(n);
+    EXPECT_EQ(xal_memcpy_dtoh(stream[r], v.data(), recv[r], n * 4), XAL_SUCCESS);
+    EXPECT_EQ(xal_stream_synchronize(stream[r]), XAL_SUCCESS);
+    return v;
+  }
+  // Issues `call` for every rank from this thread (every backend here
+  // queues without blocking).
+  void each(const std::function<xal_status_t(size_t)>& call) {
+    for (size_t r = 0; r < size(); ++r) ASSERT_EQ(call(r), XAL_SUCCESS) << r << ": " << last_error().message;
+  }
+  xal_status_t async_error(size_t r) {
+    xal_status_t e = XAL_SUCCESS;
+    EXPECT_EQ(xal_comm_get_async_error(comm[r], &e), XAL_SUCCESS);
+    return e;
+  }
+
+  static constexpr size_t kMaxCount = 2600;
+  static constexpr size_t kMaxBytes = kMaxCount * 5 * 4;
+  std::vector<std::unique_ptr<ScopedEnv>> env_;
+  std::vector<xal_device_t> dev;
+  std::vector<xal_stream_t> stream;
+  std::vector<xal_comm_t> comm;
+  std::vector<xal_devptr_t> send, recv;
+};
+
+class MixedComm : public MixedGroups, public ::testing::WithParamInterface<Layout> {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(start(GetParam())); }
+};
+
+}  // namespace
+
+TEST_P(MixedComm, UsesNativeGroups) {
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_XAL_OK(xal_comm_get_info(comm[0], &info));
+  EXPECT_EQ(info.path, static_cast<uint32_t>(XAL_COMM_PATH_HIERARCHICAL));
+  EXPECT_NE(std::string(info.description).find("native groups: mock"), std::string::npos)
+      << info.description;
+  EXPECT_NE(std::string(info.description).find("chunks of 1.00 KiB"), std::string::npos)
+      << info.description;
+}
+
+TEST_P(MixedComm, AllSixCollectivesMatchAReference) {
+  const size_t n = size();
+  // 256 i32 per chunk: none, part of one, exactly four, many and a rest.
+  for (size_t c : {size_t{0}, size_t{1}, size_t{1024}, kMaxCount}) {
+    SCOPED_TRACE("count " + std::to_string(c));
+    ASSERT_NO_FATAL_FAILURE(fill(c * n));
+    auto sum = [&](size_t i) {
+      int32_t s = 0;
+      for (size_t r = 0; r < n; ++r) s += value(r, i);
+      return s;
+    };
+    each([&](size_t r) { return xal_allreduce(comm[r], send[r], recv[r], c, XAL_DTYPE_I32, XAL_OP_SUM, stream[r]); });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c);
+      for (size_t i = 0; i < c; ++i) ASSERT_EQ(got[i], sum(i)) << "allreduce rank " << r << " at " << i;
+    }
+    each([&](size_t r) { return xal_allreduce(comm[r], send[r], recv[r], c, XAL_DTYPE_I32, XAL_OP_MIN, stream[r]); });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c);
+      for (size_t i = 0; i < c; ++i) ASSERT_EQ(got[i], value(0, i)) << "min rank " << r << " at " << i;
+    }
+    for (uint32_t root = 0; root < n; ++root) {
+      each([&](size_t r) { return xal_broadcast(comm[r], send[r], recv[r], c, XAL_DTYPE_I32, root, stream[r]); });
+      for (size_t r = 0; r < n; ++r) {
+        const auto got = get(r, c);
+        for (size_t i = 0; i < c; ++i)
+          ASSERT_EQ(got[i], value(root, i)) << "broadcast root " << root << " rank " << r << " at " << i;
+      }
+      each([&](size_t r) { return xal_reduce(comm[r], send[r], recv[r], c, XAL_DTYPE_I32, XAL_OP_SUM, root, stream[r]); });
+      const auto got = get(root, c);
+      for (size_t i = 0; i < c; ++i) ASSERT_EQ(got[i], sum(i)) << "reduce root " << root << " at " << i;
+    }
+    each([&](size_t r) { return xal_allgather(comm[r], send[r], recv[r], c, XAL_DTYPE_I32, stream[r]); });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c * n);
+      for (size_t j = 0; j < n; ++j)
+        for (size_t i = 0; i < c; ++i) ASSERT_EQ(got[j * c + i], value(j, i)) << "allgather rank " << r;
+    }
+    each([&](size_t r) {
+      return xal_reduce_scatter(comm[r], send[r], recv[r], c, XAL_DTYPE_I32, XAL_OP_SUM, stream[r]);
+    });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c);
+      for (size_t i = 0; i < c; ++i) ASSERT_EQ(got[i], sum(r * c + i)) << "reduce_scatter rank " << r;
+    }
+    each([&](size_t r) { return xal_alltoall(comm[r], send[r], recv[r], c, XAL_DTYPE_I32, stream[r]); });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c * n);
+      for (size_t j = 0; j < n; ++j)
+        for (size_t i = 0; i < c; ++i) ASSERT_EQ(got[j * c + i], value(j, r * c + i)) << "alltoall rank " << r;
+    }
+  }
+  for (size_t r = 0; r < n; ++r) EXPECT_EQ(async_error(r), XAL_SUCCESS);
+}
+
+TEST_P(MixedComm, InPlaceAllreduceAndFloatAverage) {
+  const size_t n = size(), c = 1500;
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<float> v(c, static_cast<float>(r + 1));
+    ASSERT_XAL_OK(xal_memcpy_htod(stream[r], recv[r], v.data(), c * 4));
+    ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+  }
+  each([&](size_t r) { return xal_allreduce(comm[r], recv[r], recv[r], c, XAL_DTYPE_F32, XAL_OP_MAX, stream[r]); });
+  each([&](size_t r) { return xal_allreduce(comm[r], recv[r], recv[r], c, XAL_DTYPE_F32, XAL_OP_AVG, stream[r]); });
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<float> v(c);
+    ASSERT_XAL_OK(xal_memcpy_dtoh(stream[r], v.data(), recv[r], c * 4));
+    ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+    for (float x : v) ASSERT_FLOAT_EQ(x, static_cast<float>(n)) << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, MixedComm,
+                         ::testing::Values(Layout{"TwoMockOneTestdev", 2, "tmm"},
+                                           Layout{"ThreeMockTwoOthers", 3, "mtmum"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Only the mock group calls: the leaders' exchange times out naming the
+// missing slot's rank, and the communicator stays broken.
+TEST_F(MixedGroups, LeadersExchangeTimesOut) {
+  ASSERT_NO_FATAL_FAILURE(start(Layout{"", 2, "mmt"}, 200));
+  for (size_t r = 0; r < 2; ++r)
+    ASSERT_XAL_OK(xal_allreduce(comm[r], send[r], recv[r], 600, XAL_DTYPE_I32, XAL_OP_SUM, stream[r]));
+  // The mock may report its own native timeout on the streams too.
+  for (size_t r = 0; r < 2; ++r) {
+    const xal_status_t s = xal_stream_synchronize(stream[r]);
+    EXPECT_TRUE(s == XAL_SUCCESS || s == XAL_ERROR_TIMEOUT) << s;
+  }
+  EXPECT_EQ(async_error(0), XAL_ERROR_TIMEOUT);
+  EXPECT_XAL_ERROR(xal_allreduce(comm[2], send[2], recv[2], 600, XAL_DTYPE_I32, XAL_OP_SUM, stream[2]),
+                   XAL_ERROR_TIMEOUT);
+  const std::string m = last_error().message;
+  EXPECT_NE(m.find("rank(s) 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("slot 1 = rank 2"), std::string::npos) << m;
+}
+
+TEST_F(MixedGroups, AbortUnblocksTheGroups) {
+  ASSERT_NO_FATAL_FAILURE(start(Layout{"", 2, "mmt"}, 60000));
+  for (size_t r = 0; r < 2; ++r)
+    ASSERT_XAL_OK(xal_allreduce(comm[r], send[r], recv[r], 600, XAL_DTYPE_I32, XAL_OP_SUM, stream[r]));
+  ASSERT_XAL_OK(xal_comm_abort(comm[2]));
+  // The mock reports its aborted native collective on the stream too.
+  for (size_t r = 0; r < 2; ++r) {
+    const xal_status_t s = xal_stream_synchronize(stream[r]);
+    EXPECT_TRUE(s == XAL_SUCCESS || s == XAL_ERROR_ABORTED) << s;
+  }
+  EXPECT_EQ(async_error(0), XAL_ERROR_ABORTED);
+  EXPECT_EQ(async_error(1), XAL_ERROR_ABORTED);
+  EXPECT_XAL_ERROR(xal_broadcast(comm[1], send[1], recv[1], 4, XAL_DTYPE_I32, 0, stream[1]),
+                   XAL_ERROR_ABORTED);
+}
+
+// The test plugin's rank asks for a different count: the mismatch reaches
+// every rank, and the next call pairs correctly.
+TEST_F(MixedGroups, MismatchAcrossGroups) {
+  ASSERT_NO_FATAL_FAILURE(start(Layout{"", 2, "mtm"}));
+  ASSERT_NO_FATAL_FAILURE(fill(kMaxCount));
+  each([&](size_t r) {
+    return xal_allreduce(comm[r], send[r], recv[r], r == 1 ? 700 : 900, XAL_DTYPE_I32, XAL_OP_SUM, stream[r]);
+  });
+  each([&](size_t r) { return xal_allreduce(comm[r], send[r], recv[r], 900, XAL_DTYPE_I32, XAL_OP_MAX, stream[r]); });
+  for (size_t r = 0; r < 3; ++r) {
+    const auto got = get(r, 900);
+    for (size_t i = 0; i < 900; ++i) ASSERT_EQ(got[i], value(2, i)) << r << " " << i;
+  }
+  EXPECT_EQ(async_error(1), XAL_ERROR_COLLECTIVE_MISMATCH);
+}
+
+// XAL_COMM_FORCE_PATH=hierarchical on one backend: one native group whose
+// leader alone is the leaders' exchange.
+TEST_F(MixedGroups, ForcedOnOneBackend) {
+  ScopedEnv force("XAL_COMM_FORCE_PATH", "hierarchical");
+  ASSERT_NO_FATAL_FAILURE(start(Layout{"", 3, "mmm"}));
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_XAL_OK(xal_comm_get_info(comm[2], &info));
+  EXPECT_EQ(info.path, static_cast<uint32_t>(XAL_COMM_PATH_HIERARCHICAL));
+  ASSERT_NO_FATAL_FAILURE(fill(kMaxCount));
+  each([&](size_t r) { return xal_allreduce(comm[r], send[r], recv[r], kMaxCount, XAL_DTYPE_I32, XAL_OP_SUM, stream[r]); });
+  for (size_t r = 0; r < 3; ++r) {
+    const auto got = get(r, kMaxCount);
+    for (size_t i = 0; i < kMaxCount; ++i) ASSERT_EQ(got[i], value(0, i) + value(1, i) + value(2, i));
+  }
+  each([&](size_t r) { return xal_broadcast(comm[r], send[r], recv[r], kMaxCount, XAL_DTYPE_I32, 1, stream[r]); });
+  for (size_t r = 0; r < 3; ++r) {
+    const auto got = get(r, kMaxCount);
+    for (size_t i = 0; i < kMaxCount; ++i) ASSERT_EQ(got[i], value(1, i));
+  }
+}

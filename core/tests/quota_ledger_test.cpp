@@ -1,0 +1,437 @@
+// The shared quota ledger: names, layout, limits, reclaiming dead processes,
+// a ledger of another version, a lock whose holder died; and through xal
+// (testdev), the job-wide limit seen by two processes.
+#include "quota_ledger.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "quota_ledger_worker.hpp"
+
+using xal::core::DeviceUuid;
+using xal::core::LedgerUsage;
+using xal::core::QuotaLedger;
+using xal_test::QuotaWorker;
+namespace layout = xal::core::ledger_layout;
+
+namespace {
+
+// A ledger name unique to this process and test; unlinked at the end.
+class Ledger : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int counter = 0;
+    name = "xal-test-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+  }
+  void TearDown() override { QuotaLedger::unlink(name); }
+
+  std::unique_ptr<QuotaLedger> open() {
+    std::string error;
+    auto l = QuotaLedger::open(name, &error);
+    EXPECT_TRUE(l) << error;
+    return l;
+  }
+
+  // Creates the shared-memory object by hand: `size` bytes, header as given.
+  void forge(size_t size, uint32_t version, uint32_t initialised) {
+    const std::string obj = QuotaLedger::object_name(name);
+    const int fd = shm_open(obj.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
+    if (size >= sizeof(layout::Header)) {
+      void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      ASSERT_NE(p, MAP_FAILED);
+      auto* h = static_cast<layout::Header*>(p);
+      h->magic = layout::kMagic;
+      h->version = version;
+      h->struct_size = static_cast<uint32_t>(size);
+      h->device_count = layout::kMaxDevices;
+      h->process_count = layout::kMaxProcesses;
+      h->initialised.store(initialised);
+      munmap(p, size);
+    }
+    close(fd);
+  }
+
+  std::string name;
+  const DeviceUuid uuid_a{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+  const DeviceUuid uuid_b{{0xaa}};
+};
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_F(Ledger, NamesAreValidated) {
+  std::string why;
+  EXPECT_TRUE(QuotaLedger::valid_name("job-42_a.b", &why));
+  EXPECT_TRUE(QuotaLedger::valid_name(std::string(64, 'x'), &why));
+  EXPECT_FALSE(QuotaLedger::valid_name("", &why));
+  EXPECT_NE(why.find("empty"), std::string::npos);
+  EXPECT_FALSE(QuotaLedger::valid_name(std::string(65, 'x'), &why));
+  EXPECT_NE(why.find("at most 64"), std::string::npos);
+  EXPECT_FALSE(QuotaLedger::valid_name("a/b", &why));
+  EXPECT_NE(why.find("'/'"), std::string::npos);
+  EXPECT_FALSE(QuotaLedger::valid_name(std::string("a\nb"), &why));
+  EXPECT_NE(why.find("0xa"), std::string::npos);
+  std::string error;
+  EXPECT_FALSE(QuotaLedger::open("../etc", &error));
+  EXPECT_NE(error.find("invalid ledger name '../etc'"), std::string::npos) << error;
+  EXPECT_EQ(QuotaLedger::object_name("j"),
+            "/xal-ledger-" + std::to_string(getuid()) + "-j");
+}
+
+TEST_F(Ledger, LayoutAndSlots) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  const layout::Header& h = l->file()->header;
+  EXPECT_EQ(h.magic, layout::kMagic);
+  EXPECT_EQ(h.version, layout::kVersion);
+  EXPECT_EQ(h.struct_size, sizeof(layout::File));
+  EXPECT_EQ(h.initialised.load(), 1u);
+  struct stat st {};
+  const std::string path = "/dev/shm" + QuotaLedger::object_name(name);
+  ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
+  EXPECT_EQ(static_cast<size_t>(st.st_size), sizeof(layout::File));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  std::string error;
+  const int a = l->slot(uuid_a, &error);
+  const int b = l->slot(uuid_b, &error);
+  ASSERT_GE(a, 0);
+  ASSERT_GE(b, 0);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(l->slot(uuid_a, &error), a);
+  // A second opening (as another process would) sees the same table.
+  auto again = open();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->slot(uuid_b, &error), b);
+  // The table is full after kMaxDevices uuids.
+  for (uint32_t i = 0; i < layout::kMaxDevices; ++i) {
+    DeviceUuid u{{0x55, static_cast<uint8_t>(i), 0x77}};
+    const int s = l->slot(u, &error);
+    if (s < 0) break;
+  }
+  DeviceUuid extra{{0x66}};
+  EXPECT_EQ(l->slot(extra, &error), -1);
+  EXPECT_NE(error.find("64 devices"), std::string::npos) << error;
+}
+
+TEST_F(Ledger, ReserveWithinLimitAndRelease) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  LedgerUsage u;
+  EXPECT_EQ(l->reserve(s, 600, 1000, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(u.used, 0u);
+  EXPECT_EQ(l->reserve(s, 500, 1000, &u), QuotaLedger::Reserve::kOverLimit);
+  EXPECT_EQ(u.used, 600u);
+  EXPECT_EQ(u.own, 600u);
+  EXPECT_EQ(u.limit, 1000u);
+  EXPECT_EQ(u.processes, 1u);
+  EXPECT_EQ(l->reserve(s, 400, 1000, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(l->usage(s).used, 1000u);
+  l->release(s, 600);
+  EXPECT_EQ(l->usage(s).used, 400u);
+  l->reset(s);
+  EXPECT_EQ(l->usage(s).used, 0u);
+  // Without a limit, use is still recorded.
+  EXPECT_EQ(l->reserve(s, 5000, 0, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(l->usage(s).used, 5000u);
+  EXPECT_EQ(l->usage(s).limit, 0u);
+  // Releasing more than held stops at 0.
+  l->release(s, 9000);
+  EXPECT_EQ(l->usage(s).used, 0u);
+  // Closing removes this process's entries.
+  EXPECT_TRUE(l->set_limit(s, 123));
+  auto other = open();
+  EXPECT_EQ(other->usage(s).limit, 123u);
+  l.reset();
+  EXPECT_EQ(other->usage(s).limit, 0u);
+}
+
+TEST_F(Ledger, ReclaimsAProcessThatExitedWithoutFreeing) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string e;
+    auto mine = QuotaLedger::open(name, &e);
+    LedgerUsage u;
+    const bool ok = mine && mine->reserve(s, 700, 1000, &u) == QuotaLedger::Reserve::kOk;
+    char c = ok ? 'y' : 'n';
+    (void)!write(ready[1], &c, 1);
+    _exit(0);  // no destructor: the entry stays behind
+  }
+  close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  close(ready[0]);
+  EXPECT_EQ(c, 'y');
+  // Wait for the exit but leave the zombie: it counts as dead already.
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
+  {
+    QuotaLedger::Guard g(*l);
+    bool found = false;
+    for (const auto& e : l->file()->slots[s].processes)
+      found |= e.pid == child && e.bytes == 700;
+    EXPECT_TRUE(found) << "the child's entry is in the table until reclaimed";
+  }
+  LedgerUsage u;
+  EXPECT_EQ(l->reserve(s, 900, 1000, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(u.used, 0u);
+  EXPECT_EQ(u.processes, 1u);
+  EXPECT_EQ(wait_exit(child), 0);
+}
+
+TEST_F(Ledger, AReusedPidIsNotMistakenForItsFormerProcess) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  uint64_t start = 0;
+  bool zombie = true;
+  ASSERT_TRUE(xal::core::process_start_time(getpid(), &start, &zombie));
+  EXPECT_FALSE(zombie);
+  {
+    // An entry with this (live) pid but another start time.
+    QuotaLedger::Guard g(*l);
+    layout::DeviceSlot& d = l->file()->slots[s];
+    d.processes[5] = layout::ProcessEntry{getpid(), 0, start + 1, 800, 900};
+    d.high_water = 6;
+  }
+  const LedgerUsage u = l->usage(s);
+  EXPECT_EQ(u.used, 0u);
+  EXPECT_EQ(u.limit, 0u);
+  EXPECT_EQ(l->reclaim(), 0u);
+}
+
+TEST_F(Ledger, TheSmallestLimitOfALiveProcessIsInForce) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  int ready[2], go[2];
+  ASSERT_EQ(pipe(ready), 0);
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 1;
+    {
+      std::string e;
+      auto mine = QuotaLedger::open(name, &e);
+      LedgerUsage u;
+      if (mine && mine->set_limit(s, 500) &&
+          mine->reserve(s, 100, 500, &u) == QuotaLedger::Reserve::kOk) {
+        char c = 'y';
+        (void)!write(ready[1], &c, 1);
+        (void)!read(go[0], &c, 1);
+        code = 0;
+      }
+    }  // closing removes the entry
+    _exit(code);
+  }
+  close(ready[1]);
+  close(go[0]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  LedgerUsage u;
+  // This process allows 1000, the other 500: 500 is in force.
+  EXPECT_EQ(l->reserve(s, 450, 1000, &u), QuotaLedger::Reserve::kOverLimit);
+  EXPECT_EQ(u.limit, 500u);
+  EXPECT_EQ(u.used, 100u);
+  EXPECT_EQ(u.processes, 2u);
+  EXPECT_EQ(l->reserve(s, 400, 1000, &u), QuotaLedger::Reserve::kOk);
+  // Raising this process's own limit does not raise the job's.
+  EXPECT_TRUE(l->set_limit(s, 5000));
+  EXPECT_EQ(l->usage(s).limit, 500u);
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  EXPECT_EQ(wait_exit(child), 0);
+  close(ready[0]);
+  close(go[1]);
+  u = l->usage(s);
+  EXPECT_EQ(u.limit, 5000u);
+  EXPECT_EQ(u.used, 400u);
+  EXPECT_EQ(u.processes, 1u);
+}
+
+TEST_F(Ledger, ALockHeldByADeadProcessIsRecovered) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string e;
+    auto mine = QuotaLedger::open(name, &e);
+    if (!mine) _exit(1);
+    alignas(QuotaLedger::Guard) unsigned char space[sizeof(QuotaLedger::Guard)];
+    new (space) QuotaLedger::Guard(*mine);  // never released
+    _exit(0);
+  }
+  EXPECT_EQ(wait_exit(child), 0);
+  LedgerUsage u;
+  EXPECT_EQ(l->reserve(s, 10, 0, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(l->recoveries(), 1u);
+  EXPECT_EQ(l->usage(s).used, 10u);
+}
+
+TEST_F(Ledger, ALedgerOfAnotherVersionIsRefused) {
+  forge(sizeof(layout::File), 99, 1);
+  std::string error;
+  EXPECT_FALSE(QuotaLedger::open(name, &error));
+  EXPECT_NE(error.find("version 99"), std::string::npos) << error;
+  EXPECT_NE(error.find("this xal uses version 1"), std::string::npos) << error;
+}
+
+TEST_F(Ledger, ALedgerOfAnotherSizeIsRefused) {
+  forge(sizeof(layout::Header) + 64, layout::kVersion, 1);
+  std::string error;
+  EXPECT_FALSE(QuotaLedger::open(name, &error));
+  EXPECT_NE(error.find("size"), std::string::npos) << error;
+}
+
+TEST_F(Ledger, ATruncatedLedgerIsRefused) {
+  forge(8, layout::kVersion, 1);
+  std::string error;
+  EXPECT_FALSE(QuotaLedger::open(name, &error));
+  EXPECT_NE(error.find("too small"), std::string::npos) << error;
+}
+
+TEST_F(Ledger, ALedgerNeverInitialisedIsRefused) {
+  forge(sizeof(layout::File), layout::kVersion, 0);
+  std::string error;
+  EXPECT_FALSE(QuotaLedger::open(name, &error));
+  EXPECT_NE(error.find("never initialised"), std::string::npos) << error;
+}
+
+TEST_F(Ledger, ConcurrentOpeningsShareOneLedger) {
+  constexpr int kChildren = 4;
+  pid_t children[kChildren];
+  for (pid_t& child : children) {
+    child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      std::string e;
+      auto mine = QuotaLedger::open(name, &e);
+      if (!mine) _exit(1);
+      const int s = mine->slot(uuid_a, &e);
+      LedgerUsage u;
+      if (s < 0 || mine->reserve(s, 1, 0, &u) != QuotaLedger::Reserve::kOk) _exit(2);
+      _exit(0);  // entries stay: counted below before reclaiming
+    }
+  }
+  for (pid_t child : children) EXPECT_EQ(wait_exit(child), 0);
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  {
+    QuotaLedger::Guard g(*l);
+    uint64_t total = 0;
+    for (const auto& e : l->file()->slots[s].processes) total += e.bytes;
+    EXPECT_EQ(total, uint64_t{kChildren});
+  }
+  EXPECT_EQ(l->reclaim(), uint32_t{kChildren});
+}
+
+// Through xal, with testdev's cards: two processes of one job.
+class SharedQuota : public Ledger {
+ protected:
+  void SetUp() override {
+    Ledger::SetUp();
+    setenv("XAL_BACKENDS", XAL_TESTDEV_PLUGIN, 1);
+    setenv("XAL_MEMORY_LIMIT", "1MiB", 1);
+    setenv("XAL_QUOTA_LEDGER", name.c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("XAL_BACKENDS");
+    unsetenv("XAL_MEMORY_LIMIT");
+    unsetenv("XAL_QUOTA_LEDGER");
+    Ledger::TearDown();
+  }
+};
+
+TEST_F(SharedQuota, TwoProcessesShareTheLimit) {
+  QuotaWorker a, b;
+  ASSERT_EQ(a.greeting(), "ready");
+  ASSERT_EQ(b.greeting(), "ready");
+  EXPECT_EQ(a.call("alloc 524288"), "ok");
+  EXPECT_EQ(b.call("info"), "info 524288 1048576");
+  const std::string over = b.call("alloc 786432");
+  EXPECT_EQ(over.rfind("err XAL_ERROR_OUT_OF_MEMORY", 0), 0u) << over;
+  EXPECT_NE(over.find("job-wide memory limit of 1.00 MiB"), std::string::npos) << over;
+  EXPECT_NE(over.find("512.00 KiB in use by 2 processes"), std::string::npos) << over;
+  EXPECT_EQ(b.call("alloc 262144"), "ok");
+  // A limit below what the job uses is refused.
+  const std::string low = b.call("limit 524288");
+  EXPECT_NE(low.find("the job already uses 786432 bytes"), std::string::npos) << low;
+  // Free and reset give the share back.
+  EXPECT_EQ(a.call("free"), "ok");
+  EXPECT_EQ(b.call("info"), "info 786432 1048576");
+  EXPECT_EQ(b.call("reset"), "ok");
+  EXPECT_EQ(a.call("info"), "info 1048576 1048576");
+  // A smaller limit set by one process binds the other.
+  EXPECT_EQ(a.call("limit 262144"), "ok");
+  EXPECT_EQ(b.call("info"), "info 262144 262144");
+  EXPECT_EQ(b.call("metrics"), "limit 262144");
+  EXPECT_EQ(b.call("alloc 524288").rfind("err XAL_ERROR_OUT_OF_MEMORY", 0), 0u);
+  EXPECT_EQ(a.finish("quit"), 0);
+  EXPECT_EQ(b.call("info"), "info 1048576 1048576");
+  EXPECT_EQ(b.call("alloc 524288"), "ok");
+  EXPECT_EQ(b.finish("quit"), 0);
+}
+
+// A process without a limit of its own (as xal-smi) sees the job's.
+TEST_F(SharedQuota, AProcessWithoutALimitSeesTheJobs) {
+  QuotaWorker a;
+  ASSERT_EQ(a.greeting(), "ready");
+  EXPECT_EQ(a.call("alloc 262144"), "ok");
+  unsetenv("XAL_MEMORY_LIMIT");
+  QuotaWorker smi;
+  ASSERT_EQ(smi.greeting(), "ready");
+  EXPECT_EQ(smi.call("metrics"), "limit 1048576");
+  EXPECT_EQ(smi.call("info"), "info 786432 1048576");
+  EXPECT_EQ(a.finish("quit"), 0);
+  EXPECT_EQ(smi.call("metrics"), "limit 0");
+}
+
+TEST_F(SharedQuota, ABadLedgerNameLeavesQuotasPerProcess) {
+  setenv("XAL_QUOTA_LEDGER", "no/slashes", 1);
+  QuotaWorker a, b;
+  ASSERT_EQ(a.greeting(), "ready");
+  ASSERT_EQ(b.greeting(), "ready");
+  EXPECT_EQ(a.call("alloc 786432"), "ok");
+  EXPECT_EQ(b.call("alloc 786432"), "ok");
+  const std::string over = b.call("alloc 524288");
+  EXPECT_NE(over.find("would pass its memory limit"), std::string::npos) << over;
+}
+
+TEST_F(SharedQuota, AnIncompatibleLedgerLeavesQuotasPerProcess) {
+  forge(sizeof(layout::File), 7, 1);
+  QuotaWorker a;
+  ASSERT_EQ(a.greeting(), "ready");
+  EXPECT_EQ(a.call("alloc 786432"), "ok");
+  EXPECT_EQ(a.call("info"), "info 262144 1048576");
+}

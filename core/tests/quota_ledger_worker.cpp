@@ -1,0 +1,158 @@
+// The worker process of the shared quota tests (see quota_ledger_worker.hpp).
+#include "quota_ledger_worker.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+#include "xal/xal.h"
+
+namespace xal_test {
+
+namespace {
+
+std::string error_reply(xal_status_t s) {
+  xal_error_info_t e{};
+  e.struct_size = sizeof e;
+  xal_last_error(&e);
+  return std::string("err ") + xal_status_name(s) + " " + e.message;
+}
+
+}  // namespace
+
+int quota_worker_main() {
+  std::ios::sync_with_stdio(true);
+  xal_device_t dev = nullptr;
+  xal_status_t s = xal_init(nullptr);
+  const char* index = std::getenv("XAL_QUOTA_WORKER_DEVICE");
+  if (s == XAL_SUCCESS)
+    s = xal_device_get(index ? static_cast<uint32_t>(std::atoi(index)) : 0, &dev);
+  std::cout << (s == XAL_SUCCESS ? std::string("ready") : error_reply(s)) << std::endl;
+  if (s != XAL_SUCCESS) return 1;
+  std::vector<xal_devptr_t> held;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    std::string cmd;
+    unsigned long long n = 0;
+    in >> cmd >> n;
+    std::string reply = "ok";
+    if (cmd == "alloc") {
+      xal_devptr_t p = 0;
+      s = xal_mem_alloc(dev, n, &p);
+      if (s == XAL_SUCCESS) held.push_back(p);
+      else reply = error_reply(s);
+    } else if (cmd == "free") {
+      if (held.empty()) {
+        reply = "err nothing to free";
+      } else {
+        s = xal_mem_free(dev, held.back());
+        held.pop_back();
+        if (s != XAL_SUCCESS) reply = error_reply(s);
+      }
+    } else if (cmd == "info") {
+      uint64_t f = 0, t = 0;
+      s = xal_mem_get_info(dev, &f, &t);
+      reply = s == XAL_SUCCESS ? "info " + std::to_string(f) + " " + std::to_string(t)
+                               : error_reply(s);
+    } else if (cmd == "metrics") {
+      xal_device_metrics_t m{};
+      m.struct_size = sizeof m;
+      s = xal_device_get_metrics(dev, &m);
+      reply = s == XAL_SUCCESS ? "limit " + std::to_string(m.memory_limit_bytes)
+                               : error_reply(s);
+    } else if (cmd == "limit") {
+      s = xal_device_set_memory_limit(dev, n);
+      if (s != XAL_SUCCESS) reply = error_reply(s);
+    } else if (cmd == "reset") {
+      s = xal_device_reset(dev);
+      held.clear();
+      if (s != XAL_SUCCESS) reply = error_reply(s);
+    } else if (cmd == "crash") {
+      _exit(3);
+    } else if (cmd == "quit") {
+      return xal_shutdown() == XAL_SUCCESS ? 0 : 2;
+    } else {
+      reply = "err unknown command '" + cmd + "'";
+    }
+    std::cout << reply << std::endl;
+  }
+  return xal_shutdown() == XAL_SUCCESS ? 0 : 2;
+}
+
+QuotaWorker::QuotaWorker() {
+  int down[2], up[2];
+  if (pipe2(down, O_CLOEXEC) != 0) return;
+  if (pipe2(up, O_CLOEXEC) != 0) {
+    close(down[0]);
+    close(down[1]);
+    return;
+  }
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(down[0], 0);
+    dup2(up[1], 1);
+    char self[] = "/proc/self/exe";
+    char flag[] = "--quota-worker";
+    char* argv[] = {self, flag, nullptr};
+    execv(self, argv);
+    _exit(127);
+  }
+  close(down[0]);
+  close(up[1]);
+  to_ = down[1];
+  from_ = up[0];
+  if (pid_ > 0) greeting_ = read_line();
+}
+
+QuotaWorker::~QuotaWorker() {
+  if (to_ >= 0) close(to_);
+  if (from_ >= 0) close(from_);
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::string QuotaWorker::read_line() {
+  for (;;) {
+    const auto nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return line;
+    }
+    pollfd p{from_, POLLIN, 0};
+    if (poll(&p, 1, 60000) <= 0) return "";
+    char chunk[4096];
+    const ssize_t n = read(from_, chunk, sizeof chunk);
+    if (n <= 0) return "";
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+std::string QuotaWorker::call(const std::string& command) {
+  const std::string line = command + "\n";
+  if (to_ < 0 || write(to_, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+    return "";
+  return read_line();
+}
+
+int QuotaWorker::finish(const std::string& command) {
+  const std::string line = command + "\n";
+  if (write(to_, line.data(), line.size()) < 0) return -1;
+  int status = 0;
+  if (waitpid(pid_, &status, 0) != pid_) return -1;
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace xal_test
