@@ -44,6 +44,10 @@ install(FILES ${xal_public_headers}
 # CMake package.
 install(EXPORT xalTargets NAMESPACE xal::
         DESTINATION "${XAL_CMAKE_INSTALL_DIR}" FILE xalTargets.cmake)
+if(TARGET xal_mpi)
+  install(EXPORT xalMpiTargets NAMESPACE xal::
+          DESTINATION "${XAL_CMAKE_INSTALL_DIR}" FILE xalMpiTargets.cmake)
+endif()
 configure_package_config_file(
   "${PROJECT_SOURCE_DIR}/cmake/xalConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/cmake/xalConfig.cmake"
