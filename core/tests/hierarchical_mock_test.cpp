@@ -4,6 +4,7 @@
 // Groups of uneven sizes, ranks of a group not adjacent, roots in every
 // group, chunks small enough that every call runs many of them.
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -193,6 +194,98 @@ TEST_P(MixedComm, InPlaceAllreduceAndFloatAverage) {
   }
 }
 
+namespace {
+
+// Small integers, exact in every dtype below (sums of five included).
+int small_value(size_t rank, size_t i) { return static_cast<int>((rank * 7 + i * 3) % 13) - 6; }
+
+// |x| < 2048 as an IEEE half.
+uint16_t to_f16(int x) {
+  if (x == 0) return 0;
+  const uint16_t sign = x < 0 ? 0x8000 : 0;
+  const auto a = static_cast<uint32_t>(x < 0 ? -x : x);
+  const int e = 31 - __builtin_clz(a);
+  const auto mant = static_cast<uint16_t>((a << (10 - e)) & 0x3ff);
+  return static_cast<uint16_t>(sign | ((e + 15) << 10) | mant);
+}
+
+// `v` encoded as `dtype` (f32, i32 or f16) at `out`.
+void encode(xal_dtype_t dtype, int v, unsigned char* out) {
+  if (dtype == XAL_DTYPE_F32) {
+    const auto f = static_cast<float>(v);
+    std::memcpy(out, &f, 4);
+  } else if (dtype == XAL_DTYPE_I32) {
+    const auto i = static_cast<int32_t>(v);
+    std::memcpy(out, &i, 4);
+  } else {
+    const uint16_t h = to_f16(v);
+    std::memcpy(out, &h, 2);
+  }
+}
+
+}  // namespace
+
+// Reduce runs through the groups: only the root's receive buffer is
+// written, for every root, dtype, op and count (chunked and not).
+TEST_P(MixedComm, ReduceWritesOnlyTheRoot) {
+  const size_t n = size();
+  constexpr unsigned char kSentinel = 0xAB;
+  const std::vector<unsigned char> sentinel(kMaxCount * 4, kSentinel);
+  for (xal_dtype_t dt : {XAL_DTYPE_F32, XAL_DTYPE_I32, XAL_DTYPE_F16}) {
+    const size_t es = dt == XAL_DTYPE_F16 ? 2 : 4;
+    for (xal_op_t op : {XAL_OP_SUM, XAL_OP_MAX}) {
+      for (size_t c : {size_t{0}, size_t{1}, size_t{1024}, kMaxCount}) {
+        SCOPED_TRACE("dtype " + std::to_string(dt) + " op " + std::to_string(op) + " count " +
+                     std::to_string(c));
+        std::vector<unsigned char> expect(c * es);
+        for (size_t i = 0; i < c; ++i) {
+          int acc = small_value(0, i);
+          for (size_t r = 1; r < n; ++r)
+            acc = op == XAL_OP_SUM ? acc + small_value(r, i) : std::max(acc, small_value(r, i));
+          encode(dt, acc, expect.data() + i * es);
+        }
+        for (size_t r = 0; r < n; ++r) {
+          std::vector<unsigned char> v(c * es);
+          for (size_t i = 0; i < c; ++i) encode(dt, small_value(r, i), v.data() + i * es);
+          ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size()));
+          ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+        }
+        for (uint32_t root = 0; root < n; ++root) {
+          for (size_t r = 0; r < n; ++r)
+            ASSERT_XAL_OK(xal_memcpy_htod(stream[r], recv[r], sentinel.data(), sentinel.size()));
+          each([&](size_t r) { return xal_reduce(comm[r], send[r], recv[r], c, dt, op, root, stream[r]); });
+          for (size_t r = 0; r < n; ++r) {
+            std::vector<unsigned char> got(sentinel.size());
+            ASSERT_XAL_OK(xal_memcpy_dtoh(stream[r], got.data(), recv[r], got.size()));
+            ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+            const size_t written = r == root ? c * es : 0;
+            for (size_t b = 0; b < written; ++b)
+              ASSERT_EQ(got[b], expect[b]) << "root " << root << " element " << b / es;
+            for (size_t b = written; b < got.size(); ++b)
+              ASSERT_EQ(got[b], kSentinel) << "root " << root << " rank " << r << " byte " << b;
+          }
+        }
+      }
+    }
+  }
+  // In place at the root.
+  ASSERT_NO_FATAL_FAILURE(fill(kMaxCount));
+  for (size_t r = 0; r < n; ++r)
+    ASSERT_XAL_OK(xal_memcpy_dtod(stream[r], recv[r], send[r], kMaxCount * 4));
+  const uint32_t root = static_cast<uint32_t>(n - 1);
+  each([&](size_t r) {
+    const xal_devptr_t in = r == root ? recv[r] : send[r];
+    return xal_reduce(comm[r], in, recv[r], kMaxCount, XAL_DTYPE_I32, XAL_OP_SUM, root, stream[r]);
+  });
+  const auto got = get(root, kMaxCount);
+  for (size_t i = 0; i < kMaxCount; ++i) {
+    int32_t sum = 0;
+    for (size_t r = 0; r < n; ++r) sum += value(r, i);
+    ASSERT_EQ(got[i], sum) << i;
+  }
+  for (size_t r = 0; r < n; ++r) EXPECT_EQ(async_error(r), XAL_SUCCESS);
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, MixedComm,
                          ::testing::Values(Layout{"TwoMockOneTestdev", 2, "tmm"},
                                            Layout{"ThreeMockTwoOthers", 3, "mtmum"}),
@@ -269,4 +362,24 @@ TEST_F(MixedGroups, ForcedOnOneBackend) {
     const auto got = get(r, kMaxCount);
     for (size_t i = 0; i < kMaxCount; ++i) ASSERT_EQ(got[i], value(1, i));
   }
+}
+
+// Two mock ranks each call reduce as its root: rather than meet twice in
+// the leaders' exchange, the second reports the mismatch and the
+// communicator is aborted.
+TEST_F(MixedGroups, ReduceRootDisagreementInAGroup) {
+  ASSERT_NO_FATAL_FAILURE(start(Layout{"", 2, "mmt"}, 60000));
+  ASSERT_NO_FATAL_FAILURE(fill(kMaxCount));
+  ASSERT_XAL_OK(xal_reduce(comm[0], send[0], recv[0], 900, XAL_DTYPE_I32, XAL_OP_SUM, 0, stream[0]));
+  EXPECT_XAL_ERROR(xal_reduce(comm[1], send[1], recv[1], 900, XAL_DTYPE_I32, XAL_OP_SUM, 1, stream[1]),
+                   XAL_ERROR_COLLECTIVE_MISMATCH);
+  EXPECT_NE(std::string(last_error().message).find("disagree"), std::string::npos)
+      << last_error().message;
+  for (size_t r = 0; r < 2; ++r) {
+    const xal_status_t s = xal_stream_synchronize(stream[r]);
+    EXPECT_TRUE(s == XAL_SUCCESS || s == XAL_ERROR_ABORTED) << s;
+  }
+  EXPECT_EQ(async_error(0), XAL_ERROR_ABORTED);
+  EXPECT_XAL_ERROR(xal_reduce(comm[2], send[2], recv[2], 900, XAL_DTYPE_I32, XAL_OP_SUM, 0, stream[2]),
+                   XAL_ERROR_ABORTED);
 }

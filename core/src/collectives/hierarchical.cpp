@@ -1,5 +1,8 @@
 #include "hierarchical.hpp"
 
+#include <algorithm>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "../host_memory.hpp"
@@ -21,6 +24,13 @@ struct Shared {
   struct NativeGroup {
     const xal_backend_table_t* table = nullptr;
     std::vector<xal_bcomm_t*> comms;  // by position in the group; empty: not native
+    // Per grouped call (numbered per rank): the rank that takes the group's
+    // slot as the first member saw it, and how many members have checked.
+    struct Claims {
+      std::mutex mu;
+      std::map<uint64_t, std::pair<uint32_t, size_t>> taker;
+    };
+    std::shared_ptr<Claims> claims = std::make_shared<Claims>();
   };
 
   ~Shared() {
@@ -40,6 +50,7 @@ struct Shared {
 
   GroupPlan plan;
   size_t chunk_bytes = 0;
+  bool native_reduce = false;  // every native group's backend has reduce
   std::shared_ptr<AsyncError> error = std::make_shared<AsyncError>();
   std::shared_ptr<Exchange> flat;     // every rank
   std::shared_ptr<Exchange> leaders;  // one slot per group leader or lone rank
@@ -61,6 +72,7 @@ class HierComm final : public CommImpl {
     // Queued staging copies may still use the buffers: drain the device.
     t_->device_synchronize(device_->native);
     clear_pending();
+    for (xal_devptr_t p : scratch_) t_->mem_free(device_->native, p);
   }
 
   uint32_t path() const override { return XAL_COMM_PATH_HIERARCHICAL; }
@@ -121,9 +133,27 @@ class HierComm final : public CommImpl {
 
   // Whether `d` runs through the groups' native collectives and the
   // leaders' exchange (otherwise every rank meets at the flat exchange).
+  // Not avg: the leaders' exchange would divide by its slot count, not by
+  // the number of ranks.
   bool grouped(const CollDesc& d) const {
-    if (!shared_->leaders) return false;
-    return (d.kind == CollKind::kAllreduce && d.op != XAL_OP_AVG) || d.kind == CollKind::kBroadcast;
+    if (!shared_->leaders || d.op == XAL_OP_AVG) return false;
+    return d.kind == CollKind::kAllreduce || d.kind == CollKind::kBroadcast ||
+           (d.kind == CollKind::kReduce && shared_->native_reduce);
+  }
+
+  // Device memory of at least `bytes` that a group leader reduces into when
+  // the root is in another group. Grown, never shrunk; earlier buffers stay
+  // allocated (queued work may still use them) until the destructor.
+  xal_status_t scratch(size_t bytes, xal_devptr_t* out) {
+    if (scratch_.empty() || scratch_bytes_ < bytes) {
+      const size_t want = std::max({bytes, scratch_bytes_ * 2, size_t{256}});
+      xal_devptr_t p = 0;
+      if (xal_status_t s = t_->mem_alloc(device_->native, want, &p); s < 0) return backend(s);
+      scratch_.push_back(p);
+      scratch_bytes_ = want;
+    }
+    *out = scratch_.back();
+    return XAL_SUCCESS;
   }
 
   xal_status_t backend(xal_status_t s) {
@@ -158,9 +188,39 @@ class HierComm final : public CommImpl {
     return work();
   }
 
+  // Each member of a native group states which rank takes the group's slot
+  // in the leaders' exchange for its next grouped call (the leader, or a
+  // reduce's root). Members that disagree (different roots or operations)
+  // would put two ranks or none in one slot: the communicator is aborted
+  // and COLLECTIVE_MISMATCH returned instead.
+  xal_status_t claim_slot(const CollDesc& d, uint32_t taker) {
+    const GroupPlan& p = shared_->plan;
+    Shared::NativeGroup& g = shared_->native[p.group_of[rank_]];
+    const uint64_t call = grouped_calls_++;
+    uint32_t other = taker;
+    {
+      std::lock_guard lock(g.claims->mu);
+      auto it = g.claims->taker.try_emplace(call, taker, size_t{0}).first;
+      other = it->second.first;
+      if (other == taker && ++it->second.second == g.comms.size()) g.claims->taker.erase(it);
+    }
+    if (other == taker) return XAL_SUCCESS;
+    shared_->abort();
+    return fail(device_, XAL_ERROR_COLLECTIVE_MISMATCH,
+                cat(common::coll_name(d.kind), ": ranks of the ", p.groups[p.group_of[rank_]].backend->name,
+                    " group disagree on the collective or its root (rank ", rank_,
+                    " expects rank ", taker, " in the leaders' exchange, another member rank ",
+                    other, "); the communicator was aborted"));
+  }
+
   xal_status_t enqueue_grouped(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
                                xal_bstream_t* st) {
     const GroupPlan& p = shared_->plan;
+    if (sub_) {
+      const bool root_here = d.kind == CollKind::kReduce && p.group_of[d.root] == p.group_of[rank_];
+      const uint32_t taker = root_here ? d.root : p.groups[p.group_of[rank_]].ranks[0];
+      if (xal_status_t e = claim_slot(d, taker); e) return e;
+    }
     const uint32_t slot = p.slot_of[rank_];
     const bool leader = p.local_of[rank_] == 0;
     const auto& ex = shared_->leaders;
@@ -179,6 +239,7 @@ class HierComm final : public CommImpl {
         if (xal_status_t e = leaders_step(d, recv); e) return e;
       return backend(t_->broadcast(sub_, recv, recv, d.count, d.dtype, 0, st));
     }
+    if (d.kind == CollKind::kReduce) return enqueue_grouped_reduce(d, send, recv, st);
     // Broadcast: the root's group first, then the leaders, then the others.
     CollDesc ld = d;
     ld.root = p.slot_of[d.root];
@@ -194,11 +255,42 @@ class HierComm final : public CommImpl {
     return backend(t_->broadcast(sub_, recv, recv, d.count, d.dtype, 0, st));
   }
 
+  // Reduce: inside the root's group a native reduce to the root itself,
+  // inside every other group a native reduce to the leader's scratch memory;
+  // then the leaders' reduce to the root's slot, which the root takes. Only
+  // the root's receive buffer is written.
+  xal_status_t enqueue_grouped_reduce(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
+                                      xal_bstream_t* st) {
+    const GroupPlan& p = shared_->plan;
+    const auto& ex = shared_->leaders;
+    const uint32_t slot = p.slot_of[rank_];
+    CollDesc ld = d;
+    ld.root = p.slot_of[d.root];
+    if (!sub_) return step_.enqueue(ex, slot, ld, send, rank_ == d.root ? recv : 0, st);
+    if (p.group_of[d.root] == p.group_of[rank_]) {
+      const xal_status_t s =
+          t_->reduce(sub_, send, recv, d.count, d.dtype, d.op, p.local_of[d.root], st);
+      if (s < 0) return backend(s);
+      if (rank_ != d.root || ex->rendezvous.size() == 1) return XAL_SUCCESS;
+      return step_.enqueue(ex, slot, ld, recv, recv, st);
+    }
+    const bool leader = p.local_of[rank_] == 0;
+    xal_devptr_t out = recv;  // not written at a non-root rank
+    if (leader)
+      if (xal_status_t e = scratch(d.count * common::dtype_size(d.dtype), &out); e) return e;
+    const xal_status_t s = t_->reduce(sub_, send, out, d.count, d.dtype, d.op, 0, st);
+    if (s < 0) return backend(s);
+    return leader ? step_.enqueue(ex, slot, ld, out, 0, st) : XAL_SUCCESS;
+  }
+
   DeviceObj* device_;
   const xal_backend_table_t* t_;
   const uint32_t rank_;
   std::shared_ptr<Shared> shared_;
   xal_bcomm_t* sub_ = nullptr;  // the group's native sub-communicator, if any
+  uint64_t grouped_calls_ = 0;         // see claim_slot()
+  std::vector<xal_devptr_t> scratch_;  // see scratch(); the last is the current one
+  size_t scratch_bytes_ = 0;
   HostStep step_;
 };
 
@@ -231,6 +323,7 @@ xal_status_t create_hierarchical_comms(std::span<DeviceObj* const> devices, uint
   if (shared->plan.hierarchical())
     shared->leaders = std::make_shared<Exchange>(shared->plan.slots(), timeout_ms, shared->error);
   shared->native.resize(shared->plan.groups.size());
+  shared->native_reduce = true;
   for (size_t gi = 0; gi < shared->plan.groups.size(); ++gi) {
     const GroupPlan::Group& g = shared->plan.groups[gi];
     if (!g.native) continue;
@@ -239,6 +332,7 @@ xal_status_t create_hierarchical_comms(std::span<DeviceObj* const> devices, uint
     for (uint32_t r : g.ranks) natives.push_back(devices[r]->native);
     Shared::NativeGroup& ng = shared->native[gi];
     ng.table = first->hdr.table;
+    shared->native_reduce = shared->native_reduce && ng.table->reduce;
     std::vector<xal_bcomm_t*> comms(natives.size(), nullptr);
     xal_bcomm_options_t opts{};
     opts.struct_size = sizeof opts;
