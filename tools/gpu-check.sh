@@ -55,11 +55,12 @@ prepare() {
   dest="$(cd "$dest" && pwd)"
 
   echo "gpu-check: configuring a Release build in $build"
-  # Every binary finds its libraries beside it or in ../lib. GCC 12 gives
+  # Every binary finds its libraries beside it or in ../lib. The GPU machine
+  # has no Open MPI, so libxal_mpi (and xal-bench's --mpi) stay out. GCC 12 gives
   # false -Wrestrict warnings on std::string concatenation at -O3 (GCC bug
   # 105329); they are not errors for the bundle.
   cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DXAL_BUILD_TESTS=OFF -DXAL_BUILD_EXAMPLES=OFF \
+    -DXAL_BUILD_TESTS=OFF -DXAL_BUILD_EXAMPLES=OFF -DXAL_BUILD_MPI=OFF \
     -DCMAKE_CXX_FLAGS=-Wno-restrict \
     '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/../lib' >"$dest/.configure.log" 2>&1 ||
     { tail -30 "$dest/.configure.log"; die "configure failed"; }
