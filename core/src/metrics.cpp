@@ -1,5 +1,5 @@
 // xal_device_get_metrics: backend sensors merged with the core's counters.
-#include <cstring>
+#include <cstddef>
 
 #include "error.hpp"
 #include "partition.hpp"
@@ -7,6 +7,11 @@
 #include "runtime.hpp"
 
 using namespace xal::core;
+
+namespace {
+// The struct's size in ABI 1.0: everything up to the job fields.
+constexpr size_t kMetricsFirstSize = offsetof(xal_device_metrics_t, job_memory_used_bytes);
+}  // namespace
 
 extern "C" {
 
@@ -16,7 +21,9 @@ XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
   return entry("xal_device_get_metrics", [&] {
     DeviceObj* d = as_device(device);
     if (!d) return bad_handle(device, "device");
-    XAL_CHECK_STRUCT(out_metrics, "out_metrics");
+    if (!struct_ok_from(out_metrics, kMetricsFirstSize))
+      return bad_struct(out_metrics, out_metrics ? out_metrics->struct_size : 0,
+                        kMetricsFirstSize, "out_metrics");
     const xal_backend_table_t* t = d->hdr.table;
     xal_device_metrics_t m{};
     m.struct_size = sizeof m;
@@ -38,8 +45,12 @@ XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
     }
     partition_metrics(d, &m);
     m.memory_limit_bytes = st.limit.load();
-    if (LedgerUsage job; shared_quota_usage(d, &job))
+    if (LedgerUsage job; shared_quota_usage(d, &job)) {
       m.memory_limit_bytes = job.limit;  // XAL_QUOTA_LEDGER: the job's limit
+      m.job_memory_used_bytes = job.used;
+      m.job_processes = job.processes;
+      m.valid |= XAL_METRIC_JOB_MEMORY;
+    }
     m.valid |= XAL_METRIC_MEMORY_LIMIT;
     if (!(m.valid & XAL_METRIC_HEALTH)) {
       m.health = XAL_HEALTH_OK;
@@ -62,9 +73,7 @@ XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
     m.xal_alloc_count_current = c.alloc_count_current.load();
     for (int i = 0; i < XAL_STATUS_COUNT; ++i) m.xal_errors[i] = c.errors[i].load();
     m.valid |= XAL_METRIC_XAL_COUNTERS;
-    const size_t keep = out_metrics->struct_size;
-    std::memcpy(out_metrics, &m, sizeof m);
-    out_metrics->struct_size = keep;
+    copy_out_struct(out_metrics, m);
     return XAL_SUCCESS;
   });
 }

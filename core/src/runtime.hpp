@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,21 @@ inline bool struct_ok(const T* p) noexcept {
 }
 xal_status_t bad_struct(const void* p, size_t struct_size, size_t needed,
                         const char* what);
+
+// For an output struct that grew after 1.0: accepts any struct_size from
+// `first_size` (its 1.0 size) up.
+template <class T>
+inline bool struct_ok_from(const T* p, size_t first_size) noexcept {
+  return p && p->struct_size >= first_size;
+}
+// Copies `value` into `*out` up to out->struct_size (the caller's version of
+// the struct); struct_size itself keeps the caller's value.
+template <class T>
+inline void copy_out_struct(T* out, const T& value) noexcept {
+  const size_t keep = out->struct_size;
+  std::memcpy(static_cast<void*>(out), &value, keep < sizeof value ? keep : sizeof value);
+  out->struct_size = keep;
+}
 
 #define XAL_CHECK_STRUCT(p, name)                                       \
   do {                                                                  \

@@ -1,4 +1,6 @@
 // Metrics: backend sensors merged with the core's counters.
+#include <cstddef>
+#include <string>
 #include <vector>
 
 #include "test_util.hpp"
@@ -52,3 +54,21 @@ TEST_F(Metrics, CountersAndSensors) {
   EXPECT_XAL_ERROR(xal_device_get_metrics(nullptr, &m), XAL_ERROR_INVALID_HANDLE);
   ASSERT_XAL_OK(xal_mem_free(dev0, a));
 }
+
+// A caller built with the 1.0 struct (no job fields) is served, and nothing
+// past its struct_size is written.
+TEST_F(Metrics, ACallerWithThe10StructIsServed) {
+  constexpr size_t first = offsetof(xal_device_metrics_t, job_memory_used_bytes);
+  std::vector<unsigned char> buf(sizeof(xal_device_metrics_t), 0xAB);
+  auto* m = reinterpret_cast<xal_device_metrics_t*>(buf.data());
+  m->struct_size = first;
+  ASSERT_XAL_OK(xal_device_get_metrics(dev0, m));
+  EXPECT_EQ(m->struct_size, first);
+  EXPECT_TRUE(m->valid & XAL_METRIC_XAL_COUNTERS);
+  EXPECT_FALSE(m->valid & XAL_METRIC_JOB_MEMORY);  // no ledger in this test
+  for (size_t i = first; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xAB) << "byte " << i;
+  m->struct_size = first - 1;
+  EXPECT_XAL_ERROR(xal_device_get_metrics(dev0, m), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("smaller than the"), std::string::npos);
+}
+

@@ -413,8 +413,14 @@ TEST_F(SharedQuota, AProcessWithoutALimitSeesTheJobs) {
   ASSERT_EQ(smi.greeting(), "ready");
   EXPECT_EQ(smi.call("metrics"), "limit 1048576");
   EXPECT_EQ(smi.call("info"), "info 786432 1048576");
+  // The job's use as the metrics give it: a's allocation, in 1 process
+  // (smi holds neither memory nor a limit, so it has no entry).
+  EXPECT_EQ(smi.call("job"), "job 262144 1");
+  EXPECT_EQ(a.call("alloc 131072"), "ok");
+  EXPECT_EQ(smi.call("job"), "job 393216 1");
   EXPECT_EQ(a.finish("quit"), 0);
   EXPECT_EQ(smi.call("metrics"), "limit 0");
+  EXPECT_EQ(smi.call("job"), "job 0 0");
 }
 
 TEST_F(SharedQuota, ABadLedgerNameLeavesQuotasPerProcess) {
@@ -434,4 +440,5 @@ TEST_F(SharedQuota, AnIncompatibleLedgerLeavesQuotasPerProcess) {
   ASSERT_EQ(a.greeting(), "ready");
   EXPECT_EQ(a.call("alloc 786432"), "ok");
   EXPECT_EQ(a.call("info"), "info 262144 1048576");
+  EXPECT_EQ(a.call("job"), "job none");
 }

@@ -69,6 +69,14 @@ int quota_worker_main() {
       s = xal_device_get_metrics(dev, &m);
       reply = s == XAL_SUCCESS ? "limit " + std::to_string(m.memory_limit_bytes)
                                : error_reply(s);
+    } else if (cmd == "job") {
+      xal_device_metrics_t m{};
+      m.struct_size = sizeof m;
+      s = xal_device_get_metrics(dev, &m);
+      if (s != XAL_SUCCESS) reply = error_reply(s);
+      else if (!(m.valid & XAL_METRIC_JOB_MEMORY)) reply = "job none";
+      else reply = "job " + std::to_string(m.job_memory_used_bytes) + " " +
+                   std::to_string(m.job_processes);
     } else if (cmd == "limit") {
       s = xal_device_set_memory_limit(dev, n);
       if (s != XAL_SUCCESS) reply = error_reply(s);

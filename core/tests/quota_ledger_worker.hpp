@@ -15,6 +15,7 @@ namespace xal_test {
 //   free      -> frees the latest allocation still held
 //   info      -> "info FREE TOTAL"       (xal_mem_get_info)
 //   metrics   -> "limit N"                (memory_limit_bytes of the metrics)
+//   job       -> "job USED PROCESSES" | "job none" (the metrics' job fields)
 //   limit N   -> xal_device_set_memory_limit(N)
 //   reset     -> xal_device_reset
 //   crash     -> _exit(3) without freeing or shutting down

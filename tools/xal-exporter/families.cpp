@@ -91,6 +91,15 @@ void sensor_families(const DeviceSnapshot& d, const Labels& l, Exposition& e) {
                 "Memory quota set on the device through xal, bytes.", l,
                 m.memory_limit_bytes);
   }
+  if (d.has(XAL_METRIC_JOB_MEMORY)) {
+    e.add_count("xal_job_memory_used_bytes", kGauge,
+                "Device memory held through xal by every process of the job "
+                "sharing the quota ledger, bytes.",
+                l, m.job_memory_used_bytes);
+    e.add_count("xal_job_processes", kGauge,
+                "Processes of the job holding memory or a limit on the device.",
+                l, m.job_processes);
+  }
   if (d.has(XAL_METRIC_TEMPERATURE)) {
     e.add("xal_temperature_celsius", kGauge, "Device temperature, degrees Celsius.",
           l, m.temperature_c);

@@ -41,6 +41,9 @@ json metrics_json(const DeviceSnapshot& d) {
                      ? json(telemetry::health_name(m.health))
                      : json(nullptr)},
       {"last_xid", when_valid(d, XAL_METRIC_LAST_XID, m.last_xid)},
+      {"job_memory_used_bytes",
+       when_valid(d, XAL_METRIC_JOB_MEMORY, m.job_memory_used_bytes)},
+      {"job_processes", when_valid(d, XAL_METRIC_JOB_MEMORY, m.job_processes)},
   };
   if (!d.has(XAL_METRIC_XAL_COUNTERS)) {
     j["xal_counters"] = nullptr;

@@ -43,9 +43,17 @@ std::string memory_cell(const DeviceSnapshot& d) {
     total = format_bytes(d.props.memory_bytes);
   }
   std::string text = used + " / " + total;
-  if (d.has(XAL_METRIC_MEMORY_LIMIT) && d.metrics.memory_limit_bytes != 0) {
-    text += " (limit " + format_bytes(d.metrics.memory_limit_bytes) + ")";
+  std::string notes;
+  if (d.has(XAL_METRIC_JOB_MEMORY)) {  // XAL_QUOTA_LEDGER: the whole job's use
+    const uint32_t procs = d.metrics.job_processes;
+    notes = "job " + format_bytes(d.metrics.job_memory_used_bytes) + " in " +
+            std::to_string(procs) + (procs == 1 ? " proc" : " procs");
   }
+  if (d.has(XAL_METRIC_MEMORY_LIMIT) && d.metrics.memory_limit_bytes != 0) {
+    notes += (notes.empty() ? "" : ", ") + std::string("limit ") +
+             format_bytes(d.metrics.memory_limit_bytes);
+  }
+  if (!notes.empty()) text += " (" + notes + ")";
   return text;
 }
 
@@ -197,8 +205,8 @@ void render_text(const telemetry::Snapshot& snap, const std::string& when,
     }
   }
   out << "\nxal counters of this process (xal-smi's own xal; a program's "
-         "counters and utilization\nare its own until the cross-process "
-         "ledger arrives):\n";
+         "counters and utilization\nare its own; with XAL_QUOTA_LEDGER the "
+         "memory column shows the job's use):\n";
   counter_table(snap, out);
 }
 

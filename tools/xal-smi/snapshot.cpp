@@ -19,7 +19,7 @@ struct BitName {
   const char* name;
 };
 
-constexpr std::array<BitName, 16> kBitNames{{
+constexpr std::array<BitName, 17> kBitNames{{
     {XAL_METRIC_UTILIZATION, "utilization"},
     {XAL_METRIC_MEMORY_USED, "memory_used"},
     {XAL_METRIC_MEMORY_TOTAL, "memory_total"},
@@ -35,6 +35,7 @@ constexpr std::array<BitName, 16> kBitNames{{
     {XAL_METRIC_HEALTH, "health"},
     {XAL_METRIC_XAL_COUNTERS, "xal_counters"},
     {XAL_METRIC_LAST_XID, "last_xid"},
+    {XAL_METRIC_JOB_MEMORY, "job_memory"},
     {XAL_METRIC_SIMULATED, "simulated"},
 }};
 

@@ -270,6 +270,8 @@ XAL_API xal_status_t xal_device_get_health(xal_device_t device,
 #define XAL_METRIC_HEALTH (1ull << 12)
 #define XAL_METRIC_XAL_COUNTERS (1ull << 13) /* the xal_* counters below */
 #define XAL_METRIC_LAST_XID (1ull << 14)
+/* job_memory_used_bytes and job_processes (XAL_QUOTA_LEDGER is on). */
+#define XAL_METRIC_JOB_MEMORY (1ull << 15)
 #define XAL_METRIC_SIMULATED (1ull << 63) /* sensors come from a model */
 
 typedef struct xal_device_metrics_t {
@@ -301,6 +303,13 @@ typedef struct xal_device_metrics_t {
   uint64_t xal_alloc_count_current;
   uint64_t xal_faults_injected;
   uint64_t xal_errors[XAL_STATUS_COUNT]; /* indexed by -status */
+  /* Added after 1.0 (a caller built with the 1.0 struct gets the fields
+   * above). With the shared quota ledger (XAL_QUOTA_LEDGER): the card's
+   * memory held through xal by every live process of the job, this one
+   * included, and how many processes hold an entry. */
+  uint64_t job_memory_used_bytes;
+  uint32_t job_processes;
+  uint32_t reserved0;
 } xal_device_metrics_t;
 
 XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,

@@ -257,6 +257,26 @@ TEST(XalExporter, MemoryLimitIsExported) {
   EXPECT_EQ(limit[0].value, 1073741824.0);
 }
 
+TEST(XalExporter, JobMemoryIsExportedWithTheQuotaLedger) {
+  const std::string name = "xal-exporter-test-" + std::to_string(getpid());
+  const auto [code, output] = run_exporter(
+      {"--once"}, {"XAL_MEMORY_LIMIT=1GiB", "XAL_QUOTA_LEDGER=" + name});
+  std::remove(("/dev/shm/xal-ledger-" + std::to_string(getuid()) + "-" + name).c_str());
+  ASSERT_EQ(code, 0) << output;
+  const Parsed p = parse_exposition(output);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p);
+  const auto used = p.find("xal_job_memory_used_bytes");
+  const auto procs = p.find("xal_job_processes");
+  ASSERT_EQ(used.size(), 2u) << output;
+  ASSERT_EQ(procs.size(), 2u) << output;
+  EXPECT_EQ(used[0].value, 0.0);
+  EXPECT_EQ(procs[0].value, 1.0);  // the exporter's own limit entry
+  // Without a ledger the families are absent.
+  const auto [plain_code, plain] = run_exporter({"--once"});
+  ASSERT_EQ(plain_code, 0) << plain;
+  EXPECT_TRUE(parse_exposition(plain).find("xal_job_processes").empty());
+}
+
 TEST(XalExporter, PartitionsAreLabelledWithTheirCardAndShare) {
   const auto [code, output] = run_exporter(
       {"--once"}, {"XAL_PARTITIONS=mock:0=1GiB@30%,1GiB@70%"});

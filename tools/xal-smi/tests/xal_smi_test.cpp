@@ -2,6 +2,7 @@
 // options.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -23,7 +24,8 @@ struct Result {
 const char* const kClearEnv =
     "env -u XAL_BACKENDS -u XAL_BACKEND_PATH -u XAL_DEVICE_SELECTOR "
     "-u XAL_VALIDATION -u XAL_MEMORY_LIMIT -u XAL_MOCK_DEVICES "
-    "-u XAL_FAULT_PLAN -u XAL_FAULTS -u XAL_TRACE -u XAL_PARTITIONS ";
+    "-u XAL_FAULT_PLAN -u XAL_FAULTS -u XAL_TRACE -u XAL_PARTITIONS "
+    "-u XAL_QUOTA_LEDGER ";
 
 struct PipeCloser {
   int* status;
@@ -153,6 +155,28 @@ TEST(XalSmi, MemoryLimitIsShown) {
     const Result t = run_smi("", "XAL_MEMORY_LIMIT=1GiB");
     EXPECT_NE(t.output.find("(limit 1.00 GiB)"), std::string::npos) << t.output;
   }
+}
+
+// With the job's ledger, the memory column shows the job's use: here only
+// xal-smi's own limit entry, holding nothing.
+TEST(XalSmi, JobMemoryIsShownWithTheQuotaLedger) {
+  const std::string name = "xal-smi-test-" + std::to_string(getpid());
+  const std::string env = "XAL_MEMORY_LIMIT=1GiB XAL_QUOTA_LEDGER=" + name;
+  const Result r = run_smi("--json", env);
+  const Result t = run_smi("", env);
+  const Result off = run_smi("--json", "XAL_MEMORY_LIMIT=1GiB");
+  std::remove(("/dev/shm/xal-ledger-" + std::to_string(getuid()) + "-" + name).c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = parse_json(r.output);
+  const nlohmann::json& m = j["devices"][0].at("metrics");
+  EXPECT_EQ(m.at("job_memory_used_bytes"), 0u) << m.dump(2);
+  EXPECT_EQ(m.at("job_processes"), 1u);
+  EXPECT_NE(m.at("valid_names").dump().find("job_memory"), std::string::npos);
+  EXPECT_NE(t.output.find("(job 0 B in 1 proc, limit 1.00 GiB)"), std::string::npos)
+      << t.output;
+  // Without a ledger the job fields are null and the cell has the limit only.
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_TRUE(parse_json(off.output)["devices"][0]["metrics"].at("job_processes").is_null());
 }
 
 TEST(XalSmi, PartitionsShowTheirCardAndShare) {
