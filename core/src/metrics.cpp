@@ -1,5 +1,7 @@
 // xal_device_get_metrics: backend sensors merged with the core's counters.
 #include <cstddef>
+#include <cstring>
+#include <vector>
 
 #include "error.hpp"
 #include "partition.hpp"
@@ -74,6 +76,37 @@ XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
     for (int i = 0; i < XAL_STATUS_COUNT; ++i) m.xal_errors[i] = c.errors[i].load();
     m.valid |= XAL_METRIC_XAL_COUNTERS;
     copy_out_struct(out_metrics, m);
+    return XAL_SUCCESS;
+  });
+}
+
+// Lists the job's processes on the card from the ledger. Thread-safe.
+XAL_API xal_status_t xal_device_get_job_processes(xal_device_t device, uint32_t capacity,
+                                                  xal_job_process_t* out_processes,
+                                                  uint32_t* out_count) {
+  return entry("xal_device_get_job_processes", [&] {
+    DeviceObj* d = as_device(device);
+    if (!d) return bad_handle(device, "device");
+    if (!out_count) return null_argument("out_count");
+    if (capacity > 0) XAL_CHECK_STRUCT(out_processes, "out_processes");
+    std::vector<LedgerProcess> procs;
+    if (!shared_quota_processes(d, &procs))
+      return fail(d, XAL_ERROR_NOT_SUPPORTED,
+                  cat("device ", d->index, " is not in a shared quota ledger (set "
+                      "XAL_QUOTA_LEDGER=NAME for every process of the job)"));
+    const size_t stride = capacity > 0 ? out_processes->struct_size : 0;
+    auto* base = reinterpret_cast<unsigned char*>(out_processes);
+    for (size_t i = 0; i < procs.size() && i < capacity; ++i) {
+      xal_job_process_t e{};
+      e.struct_size = stride;
+      e.pid = procs[i].pid;
+      e.is_self = procs[i].self ? 1 : 0;
+      e.memory_bytes = procs[i].bytes;
+      e.limit_bytes = procs[i].limit;
+      // Every element takes element 0's struct_size (the caller's version).
+      std::memcpy(base + i * stride, &e, stride < sizeof e ? stride : sizeof e);
+    }
+    *out_count = static_cast<uint32_t>(procs.size());
     return XAL_SUCCESS;
   });
 }

@@ -241,6 +241,21 @@ LedgerUsage QuotaLedger::usage(int slot) {
   return sum(slot);
 }
 
+std::vector<LedgerProcess> QuotaLedger::processes(int slot) {
+  Guard g(*this);
+  refresh_identity();
+  reclaim_slot(slot);
+  std::vector<LedgerProcess> out;
+  const DeviceSlot& d = file_->slots[slot];
+  for (uint32_t i = 0; i < used_entries(d); ++i) {
+    const ProcessEntry& e = d.processes[i];
+    if (e.pid == 0) continue;
+    const bool self = e.pid == pid_ && e.start_time == start_time_;
+    out.push_back({e.pid, self, e.bytes, e.limit});
+  }
+  return out;
+}
+
 uint32_t QuotaLedger::reclaim() {
   Guard g(*this);
   refresh_identity();

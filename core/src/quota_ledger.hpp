@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xal::core {
 
@@ -75,6 +76,14 @@ struct LedgerUsage {
   uint32_t processes = 0;  // live processes with an entry
 };
 
+// One live process's entry in a device slot.
+struct LedgerProcess {
+  int32_t pid = 0;
+  bool self = false;
+  uint64_t bytes = 0;
+  uint64_t limit = 0;
+};
+
 // One process's view of a ledger. Every member takes the ledger's lock;
 // thread-safe. Not copyable.
 class QuotaLedger {
@@ -116,6 +125,8 @@ class QuotaLedger {
   bool set_limit(int slot, uint64_t limit);
   // Job-wide figures after reclaiming dead processes' entries.
   LedgerUsage usage(int slot);
+  // The live processes' entries of `slot`, after the same reclaiming.
+  std::vector<LedgerProcess> processes(int slot);
   // Reclaims every entry of a dead process; returns how many.
   uint32_t reclaim();
   // Locks taken over from a holder that died (EOWNERDEAD).

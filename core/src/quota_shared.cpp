@@ -172,4 +172,12 @@ bool shared_quota_usage(DeviceObj* d, LedgerUsage* out) {
   return true;
 }
 
+bool shared_quota_processes(DeviceObj* d, std::vector<LedgerProcess>* out) {
+  int slot = -1;
+  Binding* b = bound(d, &slot);
+  if (!b) return false;
+  *out = b->ledger->processes(slot);
+  return true;
+}
+
 }  // namespace xal::core

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "quota_ledger.hpp"
 #include "runtime.hpp"
@@ -34,5 +35,8 @@ xal_status_t shared_quota_set_limit(DeviceObj* device, uint64_t bytes);
 // Job-wide figures of `device`; false when the ledger is off for it.
 // Thread-safe.
 bool shared_quota_usage(DeviceObj* device, LedgerUsage* out);
+// The job's processes on `device`; false when the ledger is off for it.
+// Thread-safe.
+bool shared_quota_processes(DeviceObj* device, std::vector<LedgerProcess>* out);
 
 }  // namespace xal::core

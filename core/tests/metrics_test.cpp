@@ -72,3 +72,20 @@ TEST_F(Metrics, ACallerWithThe10StructIsServed) {
   EXPECT_NE(std::string(last_error().message).find("smaller than the"), std::string::npos);
 }
 
+
+TEST_F(Metrics, JobProcessesNeedTheLedgerAndCheckTheirArguments) {
+  uint32_t count = 7;
+  EXPECT_XAL_ERROR(xal_device_get_job_processes(dev0, 0, nullptr, &count),
+                   XAL_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(last_error().message).find("XAL_QUOTA_LEDGER"), std::string::npos);
+  EXPECT_XAL_ERROR(xal_device_get_job_processes(dev0, 0, nullptr, nullptr),
+                   XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_XAL_ERROR(xal_device_get_job_processes(dev0, 1, nullptr, &count),
+                   XAL_ERROR_INVALID_ARGUMENT);
+  xal_job_process_t p{};
+  p.struct_size = sizeof p - 1;
+  EXPECT_XAL_ERROR(xal_device_get_job_processes(dev0, 1, &p, &count),
+                   XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_XAL_ERROR(xal_device_get_job_processes(nullptr, 0, nullptr, &count),
+                   XAL_ERROR_INVALID_HANDLE);
+}

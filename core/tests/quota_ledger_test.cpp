@@ -418,9 +418,12 @@ TEST_F(SharedQuota, AProcessWithoutALimitSeesTheJobs) {
   EXPECT_EQ(smi.call("job"), "job 262144 1");
   EXPECT_EQ(a.call("alloc 131072"), "ok");
   EXPECT_EQ(smi.call("job"), "job 393216 1");
+  EXPECT_EQ(smi.call("procs"), "procs " + std::to_string(a.pid()) + ":393216:1048576");
+  EXPECT_EQ(a.call("procs"), "procs " + std::to_string(a.pid()) + ":393216:1048576:self");
   EXPECT_EQ(a.finish("quit"), 0);
   EXPECT_EQ(smi.call("metrics"), "limit 0");
   EXPECT_EQ(smi.call("job"), "job 0 0");
+  EXPECT_EQ(smi.call("procs"), "procs");
 }
 
 TEST_F(SharedQuota, ABadLedgerNameLeavesQuotasPerProcess) {
@@ -441,4 +444,7 @@ TEST_F(SharedQuota, AnIncompatibleLedgerLeavesQuotasPerProcess) {
   EXPECT_EQ(a.call("alloc 786432"), "ok");
   EXPECT_EQ(a.call("info"), "info 262144 1048576");
   EXPECT_EQ(a.call("job"), "job none");
+  const std::string procs = a.call("procs");
+  EXPECT_EQ(procs.rfind("err XAL_ERROR_NOT_SUPPORTED", 0), 0u) << procs;
+  EXPECT_NE(procs.find("XAL_QUOTA_LEDGER=NAME"), std::string::npos) << procs;
 }

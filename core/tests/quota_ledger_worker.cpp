@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 #include <vector>
+#include <vector>
 
 #include "xal/xal.h"
 
@@ -77,6 +78,21 @@ int quota_worker_main() {
       else if (!(m.valid & XAL_METRIC_JOB_MEMORY)) reply = "job none";
       else reply = "job " + std::to_string(m.job_memory_used_bytes) + " " +
                    std::to_string(m.job_processes);
+    } else if (cmd == "procs") {
+      uint32_t count = 0;
+      s = xal_device_get_job_processes(dev, 0, nullptr, &count);
+      std::vector<xal_job_process_t> procs(count);
+      for (auto& p : procs) p.struct_size = sizeof p;
+      if (s == XAL_SUCCESS && count > 0)
+        s = xal_device_get_job_processes(dev, count, procs.data(), &count);
+      if (s != XAL_SUCCESS) {
+        reply = error_reply(s);
+      } else {
+        reply = "procs";
+        for (const auto& p : procs)
+          reply += " " + std::to_string(p.pid) + ":" + std::to_string(p.memory_bytes) + ":" +
+                   std::to_string(p.limit_bytes) + (p.is_self ? ":self" : "");
+      }
     } else if (cmd == "limit") {
       s = xal_device_set_memory_limit(dev, n);
       if (s != XAL_SUCCESS) reply = error_reply(s);

@@ -16,6 +16,7 @@ namespace xal_test {
 //   info      -> "info FREE TOTAL"       (xal_mem_get_info)
 //   metrics   -> "limit N"                (memory_limit_bytes of the metrics)
 //   job       -> "job USED PROCESSES" | "job none" (the metrics' job fields)
+//   procs     -> "procs PID:BYTES:LIMIT[:self] ..." (xal_device_get_job_processes)
 //   limit N   -> xal_device_set_memory_limit(N)
 //   reset     -> xal_device_reset
 //   crash     -> _exit(3) without freeing or shutting down

@@ -95,6 +95,19 @@ json device_json(const DeviceSnapshot& d) {
     j["health"] = nullptr;
     j["health_error"] = d.health_error;
   }
+  if (d.processes) {
+    json procs = json::array();
+    for (const DeviceSnapshot::JobProcess& p : *d.processes) {
+      procs.push_back({{"pid", p.entry.pid},
+                       {"name", p.name},
+                       {"self", p.entry.is_self != 0},
+                       {"memory_bytes", p.entry.memory_bytes},
+                       {"limit_bytes", p.entry.limit_bytes}});
+    }
+    j["processes"] = procs;
+  } else {
+    j["processes"] = nullptr;  // no shared quota ledger
+  }
   if (!d.mem_error.empty()) j["memory_error"] = d.mem_error;
   if (!d.metrics_error.empty()) j["metrics_error"] = d.metrics_error;
   return j;

@@ -142,6 +142,30 @@ void counter_table(const telemetry::Snapshot& snap, std::ostream& out) {
   table.print(out);
 }
 
+// The job's processes per card (XAL_QUOTA_LEDGER), as nvidia-smi lists
+// them; nothing when no device is in a ledger.
+void process_table(const telemetry::Snapshot& snap, std::ostream& out) {
+  using common::format_bytes;
+  Table table({"Idx", "PID", "Process", "Memory", "Limit"},
+              {true, true, false, true, true});
+  bool any_ledger = false;
+  for (const DeviceSnapshot& d : snap.devices) {
+    if (!d.processes) continue;
+    any_ledger = true;
+    for (const DeviceSnapshot::JobProcess& p : *d.processes) {
+      const xal_job_process_t& e = p.entry;
+      std::string name = p.name.empty() ? kNA : p.name;
+      if (e.is_self) name += " (self)";
+      table.add_row({std::to_string(d.index), std::to_string(e.pid), name,
+                     format_bytes(e.memory_bytes),
+                     e.limit_bytes ? format_bytes(e.limit_bytes) : "none"});
+    }
+  }
+  if (!any_ledger) return;
+  out << "\nProcesses of the job on each card (shared quota ledger):\n";
+  table.print(out);
+}
+
 }  // namespace
 
 std::string local_time_text() {
@@ -204,6 +228,7 @@ void render_text(const telemetry::Snapshot& snap, const std::string& when,
       }
     }
   }
+  process_table(snap, out);
   out << "\nxal counters of this process (xal-smi's own xal; a program's "
          "counters and utilization\nare its own; with XAL_QUOTA_LEDGER the "
          "memory column shows the job's use):\n";

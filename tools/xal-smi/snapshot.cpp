@@ -1,7 +1,9 @@
 #include "snapshot.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <stdexcept>
 #include <utility>
 
@@ -38,6 +40,31 @@ constexpr std::array<BitName, 17> kBitNames{{
     {XAL_METRIC_JOB_MEMORY, "job_memory"},
     {XAL_METRIC_SIMULATED, "simulated"},
 }};
+
+
+// The job's processes on `device` from the shared quota ledger, nullopt
+// when it is off (or the call fails: the table then has no such column).
+std::optional<std::vector<DeviceSnapshot::JobProcess>> job_processes(xal_device_t device) {
+  uint32_t count = 0;
+  if (xal_device_get_job_processes(device, 0, nullptr, &count) != XAL_SUCCESS) {
+    return std::nullopt;
+  }
+  std::vector<xal_job_process_t> entries(count);
+  for (xal_job_process_t& e : entries) e.struct_size = sizeof(e);
+  if (count > 0 && xal_device_get_job_processes(device, count, entries.data(),
+                                                &count) != XAL_SUCCESS) {
+    return std::nullopt;
+  }
+  entries.resize(std::min<size_t>(count, entries.size()));
+  std::vector<DeviceSnapshot::JobProcess> out;
+  for (const xal_job_process_t& e : entries) {
+    std::string name;
+    std::ifstream comm("/proc/" + std::to_string(e.pid) + "/comm");
+    std::getline(comm, name);
+    out.push_back({e, name});
+  }
+  return out;
+}
 
 DeviceSnapshot read_device(uint32_t index) {
   xal_device_t device = nullptr;
@@ -77,6 +104,7 @@ DeviceSnapshot read_device(uint32_t index) {
   if (xal_device_get_compute_share(device, &d.compute_percent) != XAL_SUCCESS) {
     d.compute_percent = 100;
   }
+  d.processes = job_processes(device);
   return d;
 }
 

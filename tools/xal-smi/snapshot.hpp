@@ -27,6 +27,13 @@ struct DeviceSnapshot {
   std::string mem_error;
   // xal_device_get_compute_share: a partition's share, 100 for a card.
   uint32_t compute_percent = 100;
+  // xal_device_get_job_processes with the process names (/proc/PID/comm);
+  // nullopt when the shared quota ledger is off for the device.
+  struct JobProcess {
+    xal_job_process_t entry{};
+    std::string name;  // "" when the process cannot be looked at
+  };
+  std::optional<std::vector<JobProcess>> processes;
 
   // True when bit `bit` (XAL_METRIC_*) of metrics.valid is set.
   bool has(uint64_t bit) const { return (metrics.valid & bit) != 0; }

@@ -315,6 +315,26 @@ typedef struct xal_device_metrics_t {
 XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
                                             xal_device_metrics_t* out_metrics);
 
+/* One process of the job on a card, from the shared quota ledger. */
+typedef struct xal_job_process_t {
+  size_t struct_size;    /* sizeof(xal_job_process_t), set by the caller */
+  int32_t pid;
+  uint32_t is_self;      /* 1 for the calling process */
+  uint64_t memory_bytes; /* device memory it holds through xal */
+  uint64_t limit_bytes;  /* the limit it set, 0: none */
+} xal_job_process_t;
+
+/* The live processes of the job (XAL_QUOTA_LEDGER) that hold memory or a
+ * limit on `device`, as nvidia-smi lists a card's processes. Writes up to
+ * `capacity` entries to out_processes (an array whose stride is
+ * out_processes[0].struct_size; may be NULL when capacity is 0) and the
+ * number of processes, which may exceed capacity, to *out_count. Entries of
+ * dead processes are reclaimed first. NOT_SUPPORTED when the ledger is off
+ * for the device. Thread-safe. */
+XAL_API xal_status_t xal_device_get_job_processes(xal_device_t device, uint32_t capacity,
+                                                  xal_job_process_t* out_processes,
+                                                  uint32_t* out_count);
+
 /* Partitions: one card split into virtual devices (as MIG or HAMi do), each
  * with its own memory quota, streams, counters and compute share. They are
  * listed after the physical devices (xal_device_count counts them; their

@@ -174,9 +174,21 @@ TEST(XalSmi, JobMemoryIsShownWithTheQuotaLedger) {
   EXPECT_NE(m.at("valid_names").dump().find("job_memory"), std::string::npos);
   EXPECT_NE(t.output.find("(job 0 B in 1 proc, limit 1.00 GiB)"), std::string::npos)
       << t.output;
+  // The process table lists xal-smi's own entry on each card.
+  const nlohmann::json& procs = j["devices"][0].at("processes");
+  ASSERT_EQ(procs.size(), 1u) << procs.dump(2);
+  EXPECT_TRUE(procs[0].at("self").get<bool>());
+  EXPECT_GT(procs[0].at("pid").get<int>(), 0);
+  EXPECT_EQ(procs[0].at("name"), "xal-smi");
+  EXPECT_EQ(procs[0].at("memory_bytes"), 0u);
+  EXPECT_EQ(procs[0].at("limit_bytes"), 1ull << 30);
+  EXPECT_NE(t.output.find("Processes of the job on each card"), std::string::npos);
+  EXPECT_EQ(count_of(t.output, "xal-smi (self)"), 2u) << t.output;
   // Without a ledger the job fields are null and the cell has the limit only.
   ASSERT_EQ(off.exit_code, 0) << off.output;
-  EXPECT_TRUE(parse_json(off.output)["devices"][0]["metrics"].at("job_processes").is_null());
+  const nlohmann::json plain = parse_json(off.output);
+  EXPECT_TRUE(plain["devices"][0]["metrics"].at("job_processes").is_null());
+  EXPECT_TRUE(plain["devices"][0].at("processes").is_null());
 }
 
 TEST(XalSmi, PartitionsShowTheirCardAndShare) {
