@@ -9,34 +9,54 @@ xal_backend_s::~xal_backend_s() = default;
 
 xal_status_t xal_backend_s::fail(CUresult result, const char* call,
                                  xal_bdevice_s* device, xal_status_t as) {
-  xal_status_t status = xal::cuda::map_result(result);
-  if (status == XAL_SUCCESS || status == XAL_NOT_READY) return status;
-  if (as != XAL_SUCCESS) status = as;
+  const Failure failure = describe_failure(result, call, device, as);
+  if (failure.status == XAL_SUCCESS || failure.status == XAL_NOT_READY) {
+    return failure.status;
+  }
+  return report(failure);
+}
+
+xal_backend_s::Failure xal_backend_s::describe_failure(CUresult result,
+                                                       const char* call,
+                                                       xal_bdevice_s* device,
+                                                       xal_status_t as) {
+  Failure failure;
+  failure.result = result;
+  failure.status = xal::cuda::map_result(result);
+  if (failure.status == XAL_SUCCESS || failure.status == XAL_NOT_READY) {
+    return failure;
+  }
+  if (as != XAL_SUCCESS) failure.status = as;
   const char* name = nullptr;
   if (driver.cuGetErrorName == nullptr ||
       driver.cuGetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr) {
     name = xal::cuda::fallback_name(result);
   }
+  failure.name = name;
   const char* text = nullptr;
   if (driver.cuGetErrorString == nullptr ||
       driver.cuGetErrorString(result, &text) != CUDA_SUCCESS ||
       text == nullptr) {
     text = "unrecognised error code";
   }
-  std::string message = std::string("cuda: ") + call + " failed: " + text +
-                        " (" + name + ", " + std::to_string(result) + ")";
+  failure.message = std::string("cuda: ") + call + " failed: " + text + " (" +
+                    name + ", " + std::to_string(result) + ")";
   if (device != nullptr) {
-    message += " on device " + std::to_string(device->index);
+    failure.message += " on device " + std::to_string(device->index);
     if (xal::cuda::is_sticky(result)) {
-      message += "; the device needs xal_device_reset";
-      device->mark_unhealthy(result, status, message);
+      failure.message += "; the device needs xal_device_reset";
+      device->mark_unhealthy(result, failure.status, failure.message);
     }
   }
+  return failure;
+}
+
+xal_status_t xal_backend_s::report(const Failure& failure) const {
   if (services != nullptr && services->set_error != nullptr) {
-    services->set_error(status, static_cast<int64_t>(result), name,
-                        message.c_str());
+    services->set_error(failure.status, static_cast<int64_t>(failure.result),
+                        failure.name, failure.message.c_str());
   }
-  return status;
+  return failure.status;
 }
 
 xal_status_t xal_backend_s::error(xal_status_t status,

@@ -41,6 +41,20 @@ struct xal_backend_s {
   // failures that make the whole backend unavailable). Thread-safe.
   xal_status_t fail(CUresult result, const char* call, xal_bdevice_s* device,
                     xal_status_t as = XAL_SUCCESS);
+  // What fail() reports, without recording it (the caller may try another
+  // way first): the status, the CUDA name and the message. Marks `device`
+  // unhealthy on a sticky error all the same. Thread-safe.
+  struct Failure {
+    xal_status_t status = XAL_SUCCESS;
+    CUresult result = CUDA_SUCCESS;
+    const char* name = nullptr;
+    std::string message;
+  };
+  Failure describe_failure(CUresult result, const char* call,
+                           xal_bdevice_s* device,
+                           xal_status_t as = XAL_SUCCESS);
+  // Records a failure built by describe_failure; returns its status.
+  xal_status_t report(const Failure& failure) const;
   // Reports an error found by the backend itself (no vendor code).
   xal_status_t error(xal_status_t status, const std::string& message) const;
   // Logs a line through the core's services.
@@ -98,6 +112,10 @@ struct xal_bdevice_s {
   std::unordered_map<void*, std::unique_ptr<xal_bevent_s>> events;
   std::unordered_map<void*, std::unique_ptr<xal_bmodule_s>> modules;
   std::unordered_map<CUdeviceptr, uint64_t> allocations;
+  // Allocations made before the last reset, not freed by the caller yet
+  // (count per address: the new context may hand the same address out
+  // again, and freeing the old one must not free the new one).
+  std::unordered_map<CUdeviceptr, uint32_t> stale_allocations;
 
   // Peer access to other devices, enabled on first use.
   std::mutex peer_mutex;

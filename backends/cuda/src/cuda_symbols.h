@@ -5,7 +5,12 @@
 // typedef PFN_<name>_v<version> of cudaTypedefs.h; it is the cudaVersion
 // handed to cuGetProcAddress, so that the driver returns the matching
 // variant (cuMemAlloc -> cuMemAlloc_v2 and so on).
-// No include guard: included by the files that expand the list.
+//
+// The driver refuses (CUDA_ERROR_INVALID_VALUE) a version newer than itself,
+// so a function whose newest variant is newer than the oldest driver we
+// support also lists, in XAL_CUDA_SYMBOL_FALLBACKS, an older variant with
+// the same signature to ask for instead (dynamic_symbols.cpp checks the
+// signatures match at compile time).
 #pragma once
 
 #define XAL_CUDA_SYMBOLS(X)                       \
@@ -55,4 +60,10 @@
   X(OPTIONAL, cuModuleLoadDataEx, 2010)           \
   X(OPTIONAL, cuModuleUnload, 2000)               \
   X(OPTIONAL, cuModuleGetFunction, 2000)          \
-  X(OPTIONAL, cuLaunchKernel, 4000)
+  X(OPTIONAL, cuLaunchKernel, 4000)               \
+  X(OPTIONAL, cuFuncSetAttribute, 9000)
+
+// X(name, version, older): on a driver older than `version`, ask for
+// `older` (same signature, see the typedefs).
+#define XAL_CUDA_SYMBOL_FALLBACKS(X) \
+  X(cuEventElapsedTime, 12080, 2000)

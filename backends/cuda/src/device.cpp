@@ -11,6 +11,19 @@ namespace xal::cuda {
 
 namespace {
 
+// A CUDA UUID as NVML spells it: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+std::string nvml_uuid(const CUuuid& uuid) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    const auto byte = static_cast<unsigned char>(uuid.bytes[i]);
+    text += kHex[byte >> 4];
+    text += kHex[byte & 0xf];
+  }
+  return text;
+}
+
 int attribute(const DriverSymbols& d, CUdevice_attribute which, CUdevice dev) {
   int value = 0;
   if (d.cuDeviceGetAttribute(&value, which, dev) != CUDA_SUCCESS) return 0;
@@ -50,15 +63,30 @@ xal_status_t init_devices(xal_backend_t* backend) {
     device->peer_state.assign(static_cast<size_t>(count), -1);
     backend->devices.push_back(std::move(device));
   }
-  if (backend->nvml != nullptr && d.cuDeviceGetPCIBusId != nullptr) {
+  // NVML numbers cards its own way (not CUDA_VISIBLE_DEVICES, nor CUDA's
+  // order): match by PCI bus id, else by UUID.
+  if (backend->nvml != nullptr) {
     for (auto& device : backend->devices) {
       char bus[32] = {};
-      if (d.cuDeviceGetPCIBusId(bus, sizeof bus, device->device) ==
-          CUDA_SUCCESS) {
+      if (d.cuDeviceGetPCIBusId != nullptr &&
+          d.cuDeviceGetPCIBusId(bus, sizeof bus, device->device) ==
+              CUDA_SUCCESS) {
         device->nvml_device = backend->nvml->find_device(bus);
-        device->energy_valid = backend->nvml->energy_mj(
-            device->nvml_device, &device->energy_base_mj);
       }
+      CUuuid uuid{};
+      if (device->nvml_device == nullptr && d.cuDeviceGetUuid != nullptr &&
+          d.cuDeviceGetUuid(&uuid, device->device) == CUDA_SUCCESS) {
+        device->nvml_device =
+            backend->nvml->find_device_by_uuid(nvml_uuid(uuid).c_str());
+      }
+      if (device->nvml_device == nullptr) {
+        backend->log(XAL_LOG_INFO, "cuda: NVML has no card for device " +
+                                       std::to_string(device->index) +
+                                       " (PCI " + bus + "): no sensors");
+        continue;
+      }
+      device->energy_valid = backend->nvml->energy_mj(device->nvml_device,
+                                                      &device->energy_base_mj);
     }
   }
   return XAL_SUCCESS;
@@ -89,6 +117,7 @@ void release_device(xal_bdevice_t* device) {
   device->events.clear();
   device->streams.clear();
   device->allocations.clear();
+  device->stale_allocations.clear();
   d.cuDevicePrimaryCtxRelease(device->device);
   device->context = nullptr;
 }
@@ -199,6 +228,13 @@ xal_status_t device_reset(xal_bdevice_t* device) {
           if (stream->generation == generation) d.cuStreamDestroy(stream->stream);
         }
       }
+      // The reset frees every allocation; the caller's frees of them
+      // succeed without a driver call (mem_free).
+      for (const auto& [ptr, gen] : device->allocations) {
+        (void)gen;
+        ++device->stale_allocations[ptr];
+      }
+      device->allocations.clear();
       device->generation.fetch_add(1, std::memory_order_acq_rel);
     }
     CUresult r = d.cuDevicePrimaryCtxReset(device->device);
@@ -214,9 +250,14 @@ xal_status_t device_reset(xal_bdevice_t* device) {
     }
     d.cuDevicePrimaryCtxRelease(device->device);
     device->context = context;
-    {
-      std::lock_guard<std::mutex> lock(device->peer_mutex);
-      device->peer_state.assign(device->peer_state.size(), -1);
+    // Peer mappings went with the old context, both from it and to it.
+    for (auto& other : backend->devices) {
+      std::lock_guard<std::mutex> lock(other->peer_mutex);
+      if (other.get() == device) {
+        device->peer_state.assign(device->peer_state.size(), -1);
+      } else if (device->index < other->peer_state.size()) {
+        other->peer_state[device->index] = -1;
+      }
     }
     std::lock_guard<std::mutex> lock(device->health_mutex);
     device->sticky_result = CUDA_SUCCESS;

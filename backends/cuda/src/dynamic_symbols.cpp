@@ -3,11 +3,40 @@
 
 #include <dlfcn.h>
 
+#include <string_view>
+#include <type_traits>
+
 namespace xal::cuda {
 
 namespace {
 constexpr bool kRequired_REQUIRED = true;
 constexpr bool kRequired_OPTIONAL = false;
+
+// An older variant is only asked for when it takes the same arguments.
+#define XAL_CUDA_CHECK_FALLBACK(name, version, older)                      \
+  static_assert(std::is_same_v<PFN_##name##_v##version, PFN_##name##_v##older>, \
+                #name ": the fallback variant has another signature");
+XAL_CUDA_SYMBOL_FALLBACKS(XAL_CUDA_CHECK_FALLBACK)
+#undef XAL_CUDA_CHECK_FALLBACK
+
+// The older same-signature version of `name`, or 0.
+int older_variant(std::string_view name) {
+#define XAL_CUDA_FALLBACK_CASE(symbol, version, older) \
+  if (name == #symbol) return older;
+  XAL_CUDA_SYMBOL_FALLBACKS(XAL_CUDA_FALLBACK_CASE)
+#undef XAL_CUDA_FALLBACK_CASE
+  return 0;
+}
+
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." +
+         std::to_string((version % 1000) / 10);
+}
+
+// Legacy default-stream semantics for every function, whatever the
+// compilation flags of the caller (CU_GET_PROC_ADDRESS_DEFAULT would follow
+// them): xal never uses the per-thread default stream variants (_ptsz).
+constexpr cuuint64_t kProcFlags = CU_GET_PROC_ADDRESS_LEGACY_STREAM;
 }  // namespace
 
 // The driver keeps threads and atexit handlers of its own; unloading it
@@ -16,25 +45,36 @@ constexpr bool kRequired_OPTIONAL = false;
 // gets the same mapping).
 DriverSymbols::~DriverSymbols() = default;
 
-void* DriverSymbols::resolve(const char* name, int version) {
+void* DriverSymbols::query(const char* name, int version) const {
   void* fn = nullptr;
   if (proc_v2_ != nullptr) {
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    if (proc_v2_(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
-            CUDA_SUCCESS ||
+    if (proc_v2_(name, &fn, version, kProcFlags, &found) != CUDA_SUCCESS ||
         found != CU_GET_PROC_ADDRESS_SUCCESS) {
       return nullptr;
     }
     return fn;
   }
   if (proc_v1_ != nullptr) {
-    if (proc_v1_(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT) !=
-        CUDA_SUCCESS) {
+    if (proc_v1_(name, &fn, version, kProcFlags) != CUDA_SUCCESS) {
       return nullptr;
     }
     return fn;
   }
   return nullptr;
+}
+
+void* DriverSymbols::resolve(const char* name, int version) const {
+  const int older = older_variant(name);
+  // The driver answers CUDA_ERROR_INVALID_VALUE for a version newer than
+  // itself: ask an older driver for the older variant straight away.
+  if (driver_version_ > 0 && version > driver_version_) {
+    return older != 0 && older <= driver_version_ ? query(name, older)
+                                                  : nullptr;
+  }
+  void* fn = query(name, version);
+  if (fn == nullptr && older != 0) fn = query(name, older);
+  return fn;
 }
 
 bool DriverSymbols::load(const std::string& path, std::string* out_reason) {
@@ -59,11 +99,26 @@ bool DriverSymbols::load(const std::string& path, std::string* out_reason) {
                   "is needed)";
     return false;
   }
+  // The driver's version first (valid before cuInit), so that each function
+  // is asked for at a version the driver knows.
+  driver_version_ = 0;
+  if (auto get_version = reinterpret_cast<PFN_cuDriverGetVersion_v2020>(
+          query("cuDriverGetVersion", 2020));
+      get_version == nullptr || get_version(&driver_version_) != CUDA_SUCCESS) {
+    driver_version_ = 0;
+  }
 
 #define XAL_CUDA_RESOLVE(kind, name, version)                                 \
   name = reinterpret_cast<PFN_##name##_v##version>(resolve(#name, version));  \
   if (name == nullptr && kRequired_##kind) {                                  \
     *out_reason = "libcuda.so.1 is too old: missing " #name;                  \
+    if (driver_version_ > 0) {                                                \
+      *out_reason += " (the driver is CUDA " + version_text(driver_version_);  \
+      if ((version) > driver_version_) {                                      \
+        *out_reason += "; this call needs CUDA " + version_text(version);     \
+      }                                                                       \
+      *out_reason += ")";                                                     \
+    }                                                                         \
     if (path != "libcuda.so.1") *out_reason += " (loaded from " + path + ")"; \
     return false;                                                             \
   }

@@ -23,9 +23,13 @@ class DriverSymbols {
   DriverSymbols& operator=(const DriverSymbols&) = delete;
 
   // Opens `path` (the versioned soname "libcuda.so.1" unless XAL_CUDA_DRIVER
-  // names another file) and resolves every symbol. On failure returns false
-  // and sets *out_reason: the dlerror text, or "libcuda.so.1 is too old:
-  // missing cuXxx" when a REQUIRED function is absent.
+  // names another file) and resolves every symbol: the legacy-stream
+  // variants (never the per-thread default stream ones), of the CUDA
+  // version each call site is written for, or of an older version with the
+  // same signature when the driver is older (XAL_CUDA_SYMBOL_FALLBACKS). On
+  // failure returns false and sets *out_reason: the dlerror text, or
+  // "libcuda.so.1 is too old: missing cuXxx" (with the driver's and the
+  // needed CUDA versions) when a REQUIRED function is absent.
   bool load(const std::string& path, std::string* out_reason);
 
   // The file that was opened ("libcuda.so.1" or the override).
@@ -35,6 +39,9 @@ class DriverSymbols {
   bool simulated() const { return simulated_; }
   // True when cuGetProcAddress_v2 (CUDA 12+) was used.
   bool proc_address_v2() const { return proc_v2_ != nullptr; }
+  // The driver's CUDA version (cuDriverGetVersion, e.g. 12040), read while
+  // loading; 0 when it could not be read.
+  int driver_version() const { return driver_version_; }
 
 #define XAL_CUDA_DECLARE_MEMBER(kind, name, version) \
   PFN_##name##_v##version name = nullptr;
@@ -42,12 +49,16 @@ class DriverSymbols {
 #undef XAL_CUDA_DECLARE_MEMBER
 
  private:
-  // Resolves one symbol; null when the driver lacks it.
-  void* resolve(const char* name, int version);
+  // One cuGetProcAddress query; null when the driver has no such variant.
+  void* query(const char* name, int version) const;
+  // Resolves one symbol at `version`, or at its older same-signature
+  // variant when the driver is older; null when the driver lacks both.
+  void* resolve(const char* name, int version) const;
 
   void* library_ = nullptr;
   std::string path_;
   bool simulated_ = false;
+  int driver_version_ = 0;
   PFN_cuGetProcAddress_v12000 proc_v2_ = nullptr;
   PFN_cuGetProcAddress_v11030 proc_v1_ = nullptr;
 };

@@ -4,6 +4,10 @@
 // the table. Thread-safety as in xal_backend.h.
 #pragma once
 
+#include <cstddef>
+#include <span>
+#include <string>
+
 #include "xal/xal_backend.h"
 
 namespace xal::cuda {
@@ -71,6 +75,22 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
                          const void* image, size_t bytes,
                          xal_bmodule_t** out_module);
 xal_status_t module_unload(xal_bmodule_t* module);
+// One image for module_load_any: its format, bytes and a label for messages.
+struct ModuleImage {
+  uint32_t format;
+  const void* data;
+  size_t bytes;
+  const char* label;
+};
+// Loads the first of `images` that the driver accepts (xal's embedded
+// kernels: the fatbin, then the PTX). When all fail, the error names `what`
+// and each image tried with its CUDA error and JIT log; with one image and
+// an empty `what`, the error is that image's. Images are not validated.
+// Thread-safe.
+xal_status_t module_load_any(xal_bdevice_t* device,
+                             std::span<const ModuleImage> images,
+                             const std::string& what,
+                             xal_bmodule_t** out_module);
 xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
                         xal_bkernel_t** out_kernel);
 xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "backend.h"
 #include "entries.h"
@@ -35,8 +36,22 @@ const char* op_name(xal_op_t op) {
   }
 }
 
-// The device's module of embedded kernels: the fatbin (SASS for sm_80 and
-// sm_90, PTX for newer), else the PTX for the driver to JIT.
+#if XAL_CUDA_HAVE_KERNELS
+// The ".version X.Y" of a PTX text, for messages ("?" if absent).
+std::string ptx_isa(const unsigned char* ptx, size_t bytes) {
+  const std::string_view text(reinterpret_cast<const char*>(ptx), bytes);
+  const auto at = text.find("\n.version ");
+  if (at == std::string_view::npos) return "?";
+  const auto begin = at + 10;
+  const auto end = text.find_first_of("\r\n", begin);
+  return std::string(text.substr(begin, end - begin));
+}
+#endif
+
+// The device's module of embedded kernels: the fatbin (SASS for the
+// architectures in XAL_CUDA_FATBIN_ARCHS and PTX of the toolkit's ISA),
+// else the PTX of an older ISA for a driver older than the toolkit to JIT.
+// When neither loads, the error names both with their CUDA errors.
 xal_status_t builtin_module(xal_bdevice_s* device, xal_bmodule_s** out) {
 #if XAL_CUDA_HAVE_KERNELS
   std::lock_guard<std::mutex> lock(device->builtin_mutex);
@@ -45,15 +60,29 @@ xal_status_t builtin_module(xal_bdevice_s* device, xal_bmodule_s** out) {
     *out = device->builtin;
     return XAL_SUCCESS;
   }
-  xal_bmodule_s* module = nullptr;
-  xal_status_t s = module_load(device, XAL_MODULE_FORMAT_FATBIN,
-                               xal_cuda_reduce_fatbin,
-                               xal_cuda_reduce_fatbin_size, &module);
-  if (s != XAL_SUCCESS) {
-    s = module_load(device, XAL_MODULE_FORMAT_PTX, xal_cuda_reduce_ptx,
-                    xal_cuda_reduce_ptx_size, &module);
+  if (device->backend->driver.cuModuleLoadDataEx == nullptr) {
+    return device->backend->error(XAL_ERROR_NOT_SUPPORTED,
+                                  "cuda: the driver has no cuModuleLoadDataEx");
   }
-  if (s != XAL_SUCCESS) return s;
+  static const std::string fatbin_label =
+      "fatbin (" XAL_CUDA_FATBIN_ARCHS ", built with CUDA " +
+      std::to_string(CUDA_VERSION / 1000) + "." +
+      std::to_string(CUDA_VERSION % 1000 / 10) + ")";
+  static const std::string ptx_label =
+      "PTX (" XAL_CUDA_PTX_ARCH ", ISA " +
+      ptx_isa(xal_cuda_reduce_ptx, xal_cuda_reduce_ptx_size) + ")";
+  const ModuleImage images[] = {
+      {XAL_MODULE_FORMAT_FATBIN, xal_cuda_reduce_fatbin,
+       xal_cuda_reduce_fatbin_size, fatbin_label.c_str()},
+      {XAL_MODULE_FORMAT_PTX, xal_cuda_reduce_ptx, xal_cuda_reduce_ptx_size,
+       ptx_label.c_str()},
+  };
+  xal_bmodule_s* module = nullptr;
+  if (xal_status_t s = module_load_any(device, images, "xal's embedded kernels",
+                                       &module);
+      s != XAL_SUCCESS) {
+    return s;
+  }
   device->builtin = module;
   device->builtin_generation = generation;
   *out = module;

@@ -59,6 +59,13 @@ xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
     uint64_t generation = 0;
     {
       std::lock_guard<std::mutex> lock(device->objects_mutex);
+      // Memory of an earlier generation went with the reset context. An
+      // address both stale and live is freed for real on its second free.
+      if (auto stale = device->stale_allocations.find(static_cast<CUdeviceptr>(ptr));
+          stale != device->stale_allocations.end()) {
+        if (--stale->second == 0) device->stale_allocations.erase(stale);
+        return XAL_SUCCESS;
+      }
       auto it = device->allocations.find(static_cast<CUdeviceptr>(ptr));
       if (it == device->allocations.end()) {
         return backend->error(XAL_ERROR_INVALID_ARGUMENT,
@@ -68,7 +75,6 @@ xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
       generation = it->second;
       device->allocations.erase(it);
     }
-    // Memory of an earlier generation went with the reset context.
     if (generation != device->generation.load()) return XAL_SUCCESS;
     // After a sticky error the context is gone; the memory goes with it.
     if (device->unhealthy.load()) return XAL_SUCCESS;

@@ -79,8 +79,11 @@ xal_status_t map_nccl(ncclResult_t r) {
   }
 }
 
+// Reports a failed NCCL call (with ncclGetLastError's detail and `hint`);
+// returns the status, or XAL_SUCCESS / XAL_NOT_READY unreported.
 xal_status_t nccl_result(xal_backend_s* backend, ncclResult_t r,
-                         const char* call, ncclComm_t comm) {
+                         const char* call, ncclComm_t comm,
+                         const std::string& hint = {}) {
   const xal_status_t status = map_nccl(r);
   if (status == XAL_SUCCESS || status == XAL_NOT_READY) return status;
   const Nccl& n = *backend->nccl;
@@ -88,6 +91,7 @@ xal_status_t nccl_result(xal_backend_s* backend, ncclResult_t r,
                         " failed: " + n.ncclGetErrorString(r);
   const char* last = n.ncclGetLastError(comm);
   if (last != nullptr && *last != '\0') message += std::string(": ") + last;
+  message += hint;
   backend->services->set_error(status, r, result_name(r), message.c_str());
   return status;
 }
@@ -173,7 +177,13 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
     const ncclResult_t r = backend->nccl->ncclCommInitAll(
         comms.data(), static_cast<int>(n), ordinals.data());
     if (r != ncclSuccess) {
-      return nccl_result(backend, r, "ncclCommInitAll", nullptr);
+      // NCCL carries its own CUDA runtime, which may need a newer driver
+      // than the one installed: say how to use xal's own collectives.
+      return nccl_result(
+          backend, r, "ncclCommInitAll", nullptr,
+          " (NCCL " + std::to_string(backend->nccl->version()) +
+              ", driver CUDA " + std::to_string(backend->driver_version) +
+              "; XAL_CUDA_NCCL=off runs collectives on xal's own path)");
     }
     std::vector<std::unique_ptr<xal_bcomm_s>> made;
     for (uint32_t i = 0; i < n; ++i) {

@@ -51,6 +51,15 @@ void* Nvml::find_device(const char* pci_bus_id) const {
   return device;
 }
 
+void* Nvml::find_device_by_uuid(const char* uuid) const {
+  Device device = nullptr;
+  if (nvmlDeviceGetHandleByUUID == nullptr ||
+      nvmlDeviceGetHandleByUUID(uuid, &device) != 0) {
+    return nullptr;
+  }
+  return device;
+}
+
 bool Nvml::energy_mj(void* device, uint64_t* out) const {
   unsigned long long mj = 0;
   if (device == nullptr || nvmlDeviceGetTotalEnergyConsumption == nullptr ||

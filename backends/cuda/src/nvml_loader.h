@@ -22,6 +22,9 @@ class Nvml {
 
   // The NVML handle of the card at `pci_bus_id`, or null.
   void* find_device(const char* pci_bus_id) const;
+  // The NVML handle of the card with this UUID ("GPU-xxxxxxxx-xxxx-...",
+  // as NVML and nvidia-smi print it), or null.
+  void* find_device_by_uuid(const char* uuid) const;
   // The energy counter in millijoules; false when unavailable.
   bool energy_mj(void* device, uint64_t* out) const;
   // Fills the sensor fields NVML can read and sets their `valid` bits.

@@ -34,6 +34,7 @@ constexpr int kEccAggregate = 1;         // NVML_AGGREGATE_ECC
   X(REQUIRED, nvmlShutdown, Return, (void))                                    \
   X(REQUIRED, nvmlDeviceGetHandleByPciBusId_v2, Return,                        \
     (const char*, Device*))                                                    \
+  X(OPTIONAL, nvmlDeviceGetHandleByUUID, Return, (const char*, Device*))       \
   X(OPTIONAL, nvmlDeviceGetUtilizationRates, Return, (Device, Utilization*))   \
   X(OPTIONAL, nvmlDeviceGetMemoryInfo, Return, (Device, Memory*))              \
   X(OPTIONAL, nvmlDeviceGetTemperature, Return, (Device, int, unsigned int*))  \

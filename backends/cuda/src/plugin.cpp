@@ -29,6 +29,8 @@ void destroy(xal_backend_s* backend) {
   for (auto& device : owned->devices) release_device(device.get());
 }
 
+bool nccl_present();
+
 std::string version_text(int version) {
   return std::to_string(version / 1000) + "." +
          std::to_string((version % 1000) / 10);
@@ -64,17 +66,28 @@ xal_status_t init(const xal_backend_init_args_t* args,
       }
     }
     // NCCL drives the real driver through its own runtime: not with the
-    // simulation.
-    const std::string nccl_path =
-        backend->driver.simulated() ? std::string() : Nccl::library_path();
-    if (!nccl_path.empty()) {
-      backend->nccl = Nccl::open(nccl_path, &reason);
-      if (backend->nccl == nullptr) {
-        backend->log(XAL_LOG_INFO, "cuda: NCCL not used: " + reason);
-        note += std::string(note.empty() ? "" : "; ") + "no NCCL";
-      } else {
+    // simulation. Used only when the table has the native entries, which
+    // nccl_present() decided when the core asked for it.
+    if (!backend->driver.simulated()) {
+      const std::string nccl_path = Nccl::library_path();
+      if (nccl_path.empty()) {
+        note += std::string(note.empty() ? "" : "; ") +
+                "NCCL off (XAL_CUDA_NCCL): collectives on xal's own path";
+      }
+      std::string why;
+      if (!nccl_path.empty() && nccl_present()) {
+        backend->nccl = Nccl::open(nccl_path, &why);
+      }
+      if (!nccl_path.empty() && backend->nccl == nullptr) {
+        if (why.empty()) Nccl::open(nccl_path, &why);  // for the log
+        backend->log(XAL_LOG_INFO, "cuda: NCCL not used: " + why);
+        note += std::string(note.empty() ? "" : "; ") + "no NCCL (" +
+                nccl_path + "): collectives on xal's own path";
+      } else if (backend->nccl != nullptr) {
+        const int v = backend->nccl->version();
         note += std::string(note.empty() ? "" : "; ") + "NCCL " +
-                std::to_string(backend->nccl->version());
+                std::to_string(v / 10000) + "." +
+                std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
       }
     }
     backend->note = note;
@@ -178,18 +191,18 @@ bool simulated_driver_requested() {
   return handle != nullptr && dlsym(handle, "xalsim_is_simulated") != nullptr;
 }
 
-// True when NCCL can be opened now and may be used (checked once per
-// process).
+// True when NCCL can be opened now, has every function the backend calls
+// (the same check as init's) and may be used (checked once per process).
+// An NCCL that opens but is too old must not give the table with native
+// collectives: init would then leave them without a library.
 bool nccl_present() {
   static std::once_flag once;
   static bool present = false;
   std::call_once(once, [] {
     const std::string path = Nccl::library_path();
     if (path.empty() || simulated_driver_requested()) return;
-    void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
-    if (handle == nullptr) return;
-    present = dlsym(handle, "ncclCommInitAll") != nullptr;
-    dlclose(handle);
+    std::string reason;
+    present = Nccl::open(path, &reason) != nullptr;
   });
   return present;
 }

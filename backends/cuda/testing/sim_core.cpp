@@ -85,6 +85,9 @@ bool hidden(const char* name) {
 }  // namespace
 
 CUresult injected(const char* name) {
+  // The real driver forbids its API inside a host function; it may answer
+  // CUDA_ERROR_NOT_PERMITTED (or deadlock). The simulation always answers.
+  if (in_host_function) return CUDA_ERROR_NOT_PERMITTED;
   Injection& inj = injection();
   const char* spec = std::getenv("XALSIM_CUDA_FAIL");
   std::lock_guard<std::mutex> lock(inj.mutex);
@@ -127,7 +130,22 @@ void* lookup(const char* symbol) {
 }
 
 }  // namespace
+
+int driver_version() {
+  const char* v = std::getenv("XALSIM_CUDA_VERSION");
+  return v != nullptr && *v != '\0' ? std::atoi(v) : 13000;
+}
+
+std::atomic<unsigned long long>& proc_flags_seen() {
+  static std::atomic<unsigned long long> flags{0};
+  return flags;
+}
+
 }  // namespace xalsim
+
+namespace {
+constexpr unsigned long long kXalsimDefaultFlagSeen = 1ull << 8;
+}  // namespace
 
 extern "C" {
 
@@ -136,20 +154,35 @@ __attribute__((visibility("default"))) int xalsim_is_simulated(void) {
   return 1;
 }
 
-// CUDA 12+ entry point. The simulation has one variant of each function,
-// whatever the requested version.
+// CUDA 12+ entry point, as strict as the real one: a version newer than the
+// driver is CUDA_ERROR_INVALID_VALUE, unknown flag bits too, and an unknown
+// symbol is CUDA_SUCCESS with a null pointer and SYMBOL_NOT_FOUND. Beyond
+// that the simulation has one variant of each function, whatever the
+// requested version. The flags asked for are remembered for the tests
+// (xalsim_proc_address_flags).
 __attribute__((visibility("default"))) CUresult cuGetProcAddress_v2(
     const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
     CUdriverProcAddressQueryResult* status) {
-  (void)cuda_version;
-  (void)flags;
-  if (pfn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (pfn == nullptr || symbol == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pfn = nullptr;
+  constexpr cuuint64_t kKnown = CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                                CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+  if ((flags & ~kKnown) != 0) return CUDA_ERROR_INVALID_VALUE;
+  xalsim::proc_flags_seen().fetch_or(flags == 0 ? kXalsimDefaultFlagSeen : flags);
+  if (cuda_version > xalsim::driver_version()) return CUDA_ERROR_INVALID_VALUE;
   *pfn = xalsim::lookup(symbol);
   if (status != nullptr) {
     *status = *pfn != nullptr ? CU_GET_PROC_ADDRESS_SUCCESS
                               : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   }
-  return *pfn != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+  return CUDA_SUCCESS;
+}
+
+// The union of the flags cuGetProcAddress was called with since the library
+// was loaded (CU_GET_PROC_ADDRESS_DEFAULT counts as 1 << 8). For tests.
+__attribute__((visibility("default"))) unsigned long long
+xalsim_proc_address_flags(void) {
+  return xalsim::proc_flags_seen().load();
 }
 
 // CUDA 11.3 entry point (cuda.h maps the name to _v2; undo that here).

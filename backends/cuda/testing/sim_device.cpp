@@ -59,7 +59,7 @@ CUresult sim_cuInit(unsigned int flags) {
   }
   if (d.device_count <= 0) return CUDA_ERROR_NO_DEVICE;
   d.memory_per_device = env_bytes("XALSIM_CUDA_MEMORY", size_t{1} << 30);
-  if (const char* v = std::getenv("XALSIM_CUDA_VERSION")) d.version = std::atoi(v);
+  d.version = driver_version();
   for (int i = 0; i < d.device_count; ++i) {
     auto ctx = std::make_unique<Context>();
     ctx->device = i;
@@ -86,7 +86,7 @@ bool valid_device(CUdevice dev) {
 CUresult sim_cuDriverGetVersion(int* out) {
   XALSIM_INJECT("cuDriverGetVersion");
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *out = driver().version;
+  *out = driver_version();
   return CUDA_SUCCESS;
 }
 
@@ -233,7 +233,20 @@ CUresult sim_cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   CUresult err;
   Context* ctx = context_for_call(&err);
   if (ctx == nullptr) return err;
-  if (flags != 0 || peer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Context* other = reinterpret_cast<Context*>(peer);
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  bool known = false;
+  for (auto& c : driver().contexts) known = known || c.get() == other;
+  if (other == nullptr || !known) return CUDA_ERROR_INVALID_CONTEXT;
+  // As the real driver: no access to itself or where the hardware has none,
+  // and a second enable is an error the caller must accept.
+  if (other == ctx || std::getenv("XALSIM_CUDA_NO_PEER") != nullptr) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  if (!ctx->enabled_peers.insert(other->device).second) {
+    return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  }
   return CUDA_SUCCESS;
 }
 

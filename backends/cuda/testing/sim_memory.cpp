@@ -57,7 +57,14 @@ CUresult sim_cuMemAlloc(CUdeviceptr* out, size_t bytes) {
   std::lock_guard<std::mutex> lock(d.mutex);
   size_t& used = d.used[static_cast<size_t>(ctx->device)];
   if (rounded > d.memory_per_device - used) return CUDA_ERROR_OUT_OF_MEMORY;
-  void* p = std::aligned_alloc(256, rounded);
+  void* p = nullptr;
+  if (auto reuse = d.free_blocks.find(rounded);
+      reuse != d.free_blocks.end() && !reuse->second.empty()) {
+    p = reinterpret_cast<void*>(reuse->second.back());
+    reuse->second.pop_back();
+  } else {
+    p = std::aligned_alloc(256, rounded);
+  }
   if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   used += rounded;
   d.allocations[reinterpret_cast<uintptr_t>(p)] = Allocation{rounded, ctx->device};
@@ -85,7 +92,7 @@ CUresult sim_cuMemFree(CUdeviceptr ptr) {
   auto it = d.allocations.find(static_cast<uintptr_t>(ptr));
   if (it == d.allocations.end()) return CUDA_ERROR_INVALID_VALUE;
   d.used[static_cast<size_t>(it->second.device)] -= it->second.size;
-  std::free(reinterpret_cast<void*>(it->first));
+  d.free_blocks[it->second.size].push_back(it->first);
   d.allocations.erase(it);
   return CUDA_SUCCESS;
 }

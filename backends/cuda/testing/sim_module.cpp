@@ -162,6 +162,20 @@ void write_log(unsigned int n, CUjit_option* options, void** values,
   buffer[len] = '\0';
 }
 
+// The newest PTX ISA (major * 10 + minor) a driver of CUDA `version` JITs.
+int newest_ptx_isa(int version) {
+  const int major = version / 1000;
+  const int minor = version % 1000 / 10;
+  if (major >= 13) return 90 + minor;
+  if (major == 12) return minor <= 5 ? 80 + minor : minor == 6 ? 85 : 79 + minor;
+  if (major == 11) return 70 + minor;
+  return 65;
+}
+
+long line_of(const std::string& text, std::ptrdiff_t pos) {
+  return 1 + std::count(text.begin(), text.begin() + pos, '\n');
+}
+
 CUresult sim_cuModuleLoadDataEx(CUmodule* out, const void* image,
                                 unsigned int n, CUjit_option* options,
                                 void** values) {
@@ -184,6 +198,31 @@ CUresult sim_cuModuleLoadDataEx(CUmodule* out, const void* image,
     return CUDA_ERROR_INVALID_PTX;
   }
   if (text.find(".version") == std::string::npos) return CUDA_ERROR_INVALID_IMAGE;
+  // As the real JIT: PTX of an ISA newer than the driver's, or for a newer
+  // GPU than the simulated H200 (sm_90), does not load.
+  static const std::regex version_re("\\.version\\s+([0-9]+)\\.([0-9]+)");
+  static const std::regex target_re("\\.target\\s+sm_([0-9]+)");
+  std::smatch m;
+  if (std::regex_search(text, m, version_re)) {
+    const int isa = std::stoi(m[1]) * 10 + std::stoi(m[2]);
+    const int newest = newest_ptx_isa(driver_version());
+    if (isa > newest) {
+      write_log(n, options, values,
+                "ptxas application ptx input, line " +
+                    std::to_string(line_of(text, m.position(0))) +
+                    "; fatal   : Unsupported .version " + m[1].str() + "." +
+                    m[2].str() + "; current version is '" +
+                    std::to_string(newest / 10) + "." +
+                    std::to_string(newest % 10) + "'\n");
+      return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+    }
+  }
+  if (std::regex_search(text, m, target_re) && std::stoi(m[1]) > 90) {
+    write_log(n, options, values,
+              "ptxas fatal   : SM version specified by .target is higher "
+              "than default SM version assumed\n");
+    return CUDA_ERROR_INVALID_PTX;
+  }
   auto module = std::make_unique<Module>();
   module->ctx = ctx;
   static const std::regex entry_re("\\.entry\\s+([A-Za-z_$][A-Za-z0-9_$]*)");
@@ -236,17 +275,23 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             void** extra) {
   XALSIM_INJECT("cuLaunchKernel");
   XALSIM_CONTEXT();
-  (void)shared;
   Function* function = reinterpret_cast<Function*>(f);
   std::string name;
+  int max_shared = 0;
   {
     std::lock_guard<std::mutex> lock(driver().mutex);
     if (driver().functions.count(function) == 0) return CUDA_ERROR_INVALID_HANDLE;
     name = function->name;
+    max_shared = function->max_dynamic_shared;
   }
   if (extra != nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  // An H200's limits: grid x < 2^31, y and z <= 65535; block x, y <= 1024,
+  // z <= 64, 1024 threads; dynamic shared memory up to the kernel's opt-in.
   if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 ||
-      static_cast<unsigned long long>(bx) * by * bz > 1024) {
+      gx > 0x7fffffffu || gy > 65535 || gz > 65535 || bx > 1024 ||
+      by > 1024 || bz > 64 ||
+      static_cast<unsigned long long>(bx) * by * bz > 1024 ||
+      shared > static_cast<unsigned>(max_shared)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   // Parameters are read at launch, as the driver does: copy them now.
@@ -266,13 +311,29 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   });
 }
 
+CUresult sim_cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute,
+                                int value) {
+  XALSIM_INJECT("cuFuncSetAttribute");
+  XALSIM_CONTEXT();
+  Function* function = reinterpret_cast<Function*>(f);
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  if (driver().functions.count(function) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  constexpr int kOptInLimit = 227 * 1024;  // sm_90, per block
+  if (value < 0 || value > kOptInLimit) return CUDA_ERROR_INVALID_VALUE;
+  function->max_dynamic_shared = value;
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 const std::vector<Symbol>& module_symbols() {
   static const std::vector<Symbol> symbols = {
 #define S(name) {#name, reinterpret_cast<void*>(&sim_##name)}
       S(cuModuleLoadDataEx), S(cuModuleUnload), S(cuModuleGetFunction),
-      S(cuLaunchKernel),
+      S(cuLaunchKernel), S(cuFuncSetAttribute),
 #undef S
   };
   return symbols;

@@ -60,6 +60,7 @@ struct Module {
 struct Function {
   Module* module = nullptr;
   std::string name;
+  int max_dynamic_shared = 48 * 1024;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_...
 };
 
 // The primary context of a device.
@@ -71,6 +72,8 @@ struct Context {
   std::set<Event*> events;
   std::map<Module*, std::vector<std::unique_ptr<Function>>> modules;
   std::set<int> peers;  // devices this context may access directly
+  std::set<int> enabled_peers;  // cuCtxEnablePeerAccess done (by device)
+  std::mutex host_function_mutex;  // XALSIM_CUDA_SERIAL_HOST_FUNCS
 };
 
 struct Allocation {
@@ -89,6 +92,9 @@ struct Driver {
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<size_t> used;                       // bytes per device
   std::map<uintptr_t, Allocation> allocations;    // device memory
+  // Freed device memory by rounded size, handed out again first (LIFO), as
+  // the real driver reuses its virtual addresses, notably after a reset.
+  std::map<size_t, std::vector<uintptr_t>> free_blocks;
   std::map<uintptr_t, size_t> host_allocations;   // cuMemHostAlloc
   std::map<uintptr_t, size_t> host_registered;    // cuMemHostRegister
   // Every live object, owned here; handles are their addresses.
@@ -100,6 +106,15 @@ struct Driver {
 
 Driver& driver();
 thread_local inline Context* current = nullptr;
+// True on a stream worker while it runs a host function (cuLaunchHostFunc):
+// the driver API may not be called there (CUDA_ERROR_NOT_PERMITTED).
+thread_local inline bool in_host_function = false;
+
+// The driver version reported (XALSIM_CUDA_VERSION, default 13000), read
+// on every call so that a test can change it.
+int driver_version();
+// The flags cuGetProcAddress was asked with (see sim_core.cpp).
+std::atomic<unsigned long long>& proc_flags_seen();
 
 // Error injection (XALSIM_CUDA_FAIL). Returns the code to fail `name` with,
 // or CUDA_SUCCESS. A sticky code also poisons the current context.

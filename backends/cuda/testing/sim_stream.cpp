@@ -98,10 +98,13 @@ void reset_context(Context* ctx) {
     d.modules.erase(module);
   }
   ctx->modules.clear();
+  // Peer mappings go with the context, from it and to it.
+  ctx->enabled_peers.clear();
+  for (auto& other : d.contexts) other->enabled_peers.erase(ctx->device);
   for (auto it = d.allocations.begin(); it != d.allocations.end();) {
     if (it->second.device == ctx->device) {
       d.used[static_cast<size_t>(ctx->device)] -= it->second.size;
-      std::free(reinterpret_cast<void*>(it->first));
+      d.free_blocks[it->second.size].push_back(it->first);
       it = d.allocations.erase(it);
     } else {
       ++it;
@@ -173,8 +176,16 @@ CUresult sim_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
   XALSIM_INJECT("cuLaunchHostFunc");
   XALSIM_CONTEXT();
   if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return submit(s, [fn, user] {
+  return submit(s, [ctx, fn, user] {
+    // The real driver may run the host functions of a context's streams one
+    // at a time on one thread ("may be serialized"): with
+    // XALSIM_CUDA_SERIAL_HOST_FUNCS set, so does the simulation, and a host
+    // function that waits for another stream's then waits forever.
+    std::unique_lock<std::mutex> lock(ctx->host_function_mutex, std::defer_lock);
+    if (std::getenv("XALSIM_CUDA_SERIAL_HOST_FUNCS") != nullptr) lock.lock();
+    in_host_function = true;
     fn(user);
+    in_host_function = false;
     return CUDA_SUCCESS;
   });
 }

@@ -2,6 +2,7 @@
 // the report against the targets.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -28,6 +29,17 @@ struct Result {
   double raw_gbps = 0;
   double xal_gbps = 0;
 };
+
+// Copies per timed trial for `bytes`: at least options.iterations, and
+// enough to move 64 MiB, so that the host-clock timing (enqueue, then one
+// stream synchronize) of small copies is not dominated by the synchronize.
+// Both sides use it, so raw and xal time the same work.
+inline int iterations_for(const Options& options, size_t bytes) {
+  constexpr size_t kMinBytesPerTrial = size_t{64} << 20;
+  const size_t needed = (kMinBytesPerTrial + bytes - 1) / bytes;
+  return static_cast<int>(std::max<size_t>(
+      static_cast<size_t>(options.iterations), std::min<size_t>(needed, 4096)));
+}
 
 // Parses "1MiB"-style sizes; false with *error on a malformed one.
 bool parse_sizes(const std::vector<std::string>& text, std::vector<size_t>* out,

@@ -69,10 +69,12 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
   xal_stream_t stream = nullptr;
   CHECK_XAL(xal_stream_create(dev, XAL_STREAM_NON_BLOCKING, &stream));
   for (Result& r : *results) {
+    const int iterations = iterations_for(o, r.bytes);
     double best = 0;
-    for (int trial = 0; trial < o.trials; ++trial) {
+    // trial -1 is a warm-up, not timed.
+    for (int trial = -1; trial < o.trials; ++trial) {
       const auto t0 = Clock::now();
-      for (int i = 0; i < o.iterations; ++i) {
+      for (int i = 0; i < (trial < 0 ? 1 : iterations); ++i) {
         if (r.direction == "htod") {
           CHECK_XAL(xal_memcpy_htod(stream, a, host, r.bytes));
         } else if (r.direction == "dtoh") {
@@ -83,7 +85,9 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
       }
       CHECK_XAL(xal_stream_synchronize(stream));
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      best = std::max(best, static_cast<double>(r.bytes) * o.iterations / s / 1e9);
+      if (trial >= 0) {
+        best = std::max(best, static_cast<double>(r.bytes) * iterations / s / 1e9);
+      }
     }
     r.xal_gbps = best;
   }
