@@ -118,6 +118,8 @@ std::string Rendezvous::describe_mismatch() const {
     else if (b.dtype != a.dtype) what = std::string("dtype ") + dtype_name(b.dtype) + " vs " + dtype_name(a.dtype);
     else if (uses_op(a.kind) && b.op != a.op) what = std::string("op ") + op_name(b.op) + " vs " + op_name(a.op);
     else if (uses_root(a.kind) && b.root != a.root) what = "root " + std::to_string(b.root) + " vs " + std::to_string(a.root);
+    else if (a.op == XAL_OP_AVG && b.avg_divisor != a.avg_divisor)
+      what = "avg divisor " + std::to_string(b.avg_divisor) + " vs " + std::to_string(a.avg_divisor);
     if (!what.empty())
       return "ranks disagree: rank " + std::to_string(r) + " called with " + what + " of rank 0";
   }
@@ -158,6 +160,9 @@ void Rendezvous::run(uint32_t rank, const HostPart& part) {
   std::string mismatch_message;
   {
     std::unique_lock lock(mutex_);
+    // Once broken (sticky), a rank must not touch parts_: a peer released
+    // early from the previous run's last barrier may still be reading them.
+    check_usable(part.desc.kind);
     parts_[rank] = part;
     if (count_ + 1 == size_) {  // the last to arrive checks agreement
       mismatch_message_ = describe_mismatch();
@@ -181,6 +186,16 @@ void Rendezvous::work(uint32_t rank) {
   const uint32_t n = size_;
   const CollDesc& d = parts_[rank].desc;
   const size_t es = dtype_size(d.dtype);
+  const uint32_t divisor = d.avg_divisor ? d.avg_divisor : n;
+  // Byte offset of block j in a part's n-block input or output.
+  auto in_block = [&](uint32_t part, uint32_t j) {
+    const size_t stride = parts_[part].in_stride ? parts_[part].in_stride : d.count;
+    return j * stride * es;
+  };
+  auto out_block = [&](uint32_t part, uint32_t j) {
+    const size_t stride = parts_[part].out_stride ? parts_[part].out_stride : d.count;
+    return j * stride * es;
+  };
   std::vector<const void*> srcs(n);
   std::vector<void*> dsts;
   switch (d.kind) {
@@ -193,7 +208,7 @@ void Rendezvous::work(uint32_t rank) {
         for (uint32_t j = 0; j < n; ++j) dsts.push_back(at(parts_[j].out, s.begin * es));
       else
         dsts.push_back(at(parts_[d.root].out, s.begin * es));
-      reduce(d.dtype, d.op, dsts, srcs, s.count, n);
+      reduce(d.dtype, d.op, dsts, srcs, s.count, divisor);
       return;
     }
     case CollKind::kBroadcast:
@@ -201,14 +216,13 @@ void Rendezvous::work(uint32_t rank) {
       return;
     case CollKind::kAllgather: {
       const size_t block = d.count * es;
-      for (uint32_t j = 0; j < n; ++j) copy(at(parts_[rank].out, j * block), parts_[j].in, block);
+      for (uint32_t j = 0; j < n; ++j) copy(at(parts_[rank].out, out_block(rank, j)), parts_[j].in, block);
       return;
     }
     case CollKind::kReduceScatter: {
-      const size_t block = d.count * es;
-      for (uint32_t j = 0; j < n; ++j) srcs[j] = at(parts_[j].in, rank * block);
+      for (uint32_t j = 0; j < n; ++j) srcs[j] = at(parts_[j].in, in_block(j, rank));
       dsts.push_back(parts_[rank].out);
-      reduce(d.dtype, d.op, dsts, srcs, d.count, n);
+      reduce(d.dtype, d.op, dsts, srcs, d.count, divisor);
       return;
     }
     case CollKind::kAlltoall: {
@@ -217,19 +231,20 @@ void Rendezvous::work(uint32_t rank) {
       for (const HostPart& p : parts_) in_place |= p.in == p.out;
       if (!in_place) {
         for (uint32_t j = 0; j < n; ++j)
-          copy(at(parts_[rank].out, j * block), at(parts_[j].in, rank * block), block);
+          copy(at(parts_[rank].out, out_block(rank, j)), at(parts_[j].in, in_block(j, rank)), block);
         return;
       }
       // In place: gather privately, wait until every rank has read its
       // inputs, then write.
       std::vector<char> staged(block * n);
       for (uint32_t j = 0; j < n; ++j)
-        copy(staged.data() + j * block, at(parts_[j].in, rank * block), block);
+        copy(staged.data() + j * block, at(parts_[j].in, in_block(j, rank)), block);
       {
         std::unique_lock lock(mutex_);
         barrier(lock, rank, d.kind);
       }
-      copy(parts_[rank].out, staged.data(), staged.size());
+      for (uint32_t j = 0; j < n; ++j)
+        copy(at(parts_[rank].out, out_block(rank, j)), staged.data() + j * block, block);
       return;
     }
   }

@@ -1,5 +1,8 @@
 // xal_comm_create_transport (xal/xal_transport.h): communicators whose ranks
 // span processes, over a transport another library provides (libxal_mpi).
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,10 +16,25 @@ using namespace xal::core;
 
 namespace {
 
+// The size of the table's first version (up to and including `release`):
+// a transport built against that header is still accepted.
+constexpr size_t kFirstVersionSize =
+    offsetof(xal_comm_transport_t, release) + sizeof(xal_comm_transport_t::release);
+
+// The caller's table at this header's size: entries past its struct_size
+// read as NULL.
+xal_comm_transport_t current_version(const xal_comm_transport_t& t) {
+  xal_comm_transport_t out{};
+  std::memcpy(&out, &t, std::min(t.struct_size, sizeof out));
+  out.struct_size = sizeof out;
+  return out;
+}
+
 // Checks the transport the caller filled; `n` local devices.
 xal_status_t check_transport(const xal_comm_transport_t* t, uint32_t n) {
   if (!t) return null_argument("transport");
-  XAL_CHECK_STRUCT(t, "transport");
+  if (t->struct_size < kFirstVersionSize)
+    return bad_struct(t, t->struct_size, kFirstVersionSize, "transport");
   if (!t->allreduce || !t->broadcast || !t->allgatherv || !t->alltoallv || !t->abort)
     return fail(XAL_ERROR_INVALID_ARGUMENT,
                 "transport: allreduce, broadcast, allgatherv, alltoallv and abort are required");
@@ -57,6 +75,7 @@ XAL_API xal_status_t xal_comm_create_transport(const xal_device_t* devs, uint32_
     if (n == 0) return fail(XAL_ERROR_INVALID_ARGUMENT, "n is 0 (no devices)");
     if (options) XAL_CHECK_STRUCT(options, "options");
     if (xal_status_t s = check_transport(transport, n); s) return s;
+    const xal_comm_transport_t table = current_version(*transport);
     std::vector<DeviceObj*> devices;
     std::set<DeviceObj*> seen;
     for (uint32_t i = 0; i < n; ++i) {
@@ -69,7 +88,7 @@ XAL_API xal_status_t xal_comm_create_transport(const xal_device_t* devs, uint32_
     }
     const uint32_t timeout = comm_timeout_from(options);
     std::vector<std::unique_ptr<CommImpl>> impls;
-    if (xal_status_t s = create_transport_comms(devices, timeout, *transport, impls); s) return s;
+    if (xal_status_t s = create_transport_comms(devices, timeout, table, impls); s) return s;
     uint32_t base = 0;
     uint32_t size = 0;
     for (uint32_t p = 0; p < transport->process_count; ++p) {

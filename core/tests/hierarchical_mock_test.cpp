@@ -4,6 +4,7 @@
 // Groups of uneven sizes, ranks of a group not adjacent, roots in every
 // group, chunks small enough that every call runs many of them.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "test_util.hpp"
+#include "xal_common/reduce.hpp"
 
 using namespace xal_test;
 
@@ -286,6 +288,137 @@ TEST_P(MixedComm, ReduceWritesOnlyTheRoot) {
   for (size_t r = 0; r < n; ++r) EXPECT_EQ(async_error(r), XAL_SUCCESS);
 }
 
+// The layout collectives in place, chunked (1 KiB: 85 or 51 i32 of every
+// rank block per chunk): the mock ranks' runs use their buffers in place,
+// block by block; the test plugins' ranks are staged piece by piece.
+TEST_P(MixedComm, LayoutCollectivesInPlace) {
+  const size_t n = size();
+  for (size_t c : {size_t{0}, size_t{1}, size_t{7}, size_t{1023}}) {
+    SCOPED_TRACE("count " + std::to_string(c));
+    auto put = [&](size_t r, const std::vector<int32_t>& v) {
+      ASSERT_XAL_OK(xal_memcpy_htod(stream[r], recv[r], v.data(), v.size() * 4));
+      ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+    };
+    for (size_t r = 0; r < n; ++r) {  // allgather: each input is its own block
+      std::vector<int32_t> v(c * n, -1);
+      for (size_t i = 0; i < c; ++i) v[r * c + i] = value(r, i);
+      ASSERT_NO_FATAL_FAILURE(put(r, v));
+    }
+    each([&](size_t r) {
+      return xal_allgather(comm[r], recv[r] + r * c * 4, recv[r], c, XAL_DTYPE_I32, stream[r]);
+    });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c * n);
+      for (size_t i = 0; i < c * n; ++i) ASSERT_EQ(got[i], value(i / c, i % c)) << "allgather rank " << r;
+    }
+    auto fill_recv = [&] {
+      for (size_t r = 0; r < n; ++r) {
+        std::vector<int32_t> v(c * n);
+        for (size_t i = 0; i < v.size(); ++i) v[i] = value(r, i);
+        ASSERT_NO_FATAL_FAILURE(put(r, v));
+      }
+    };
+    ASSERT_NO_FATAL_FAILURE(fill_recv());  // reduce_scatter: the output is the rank's block
+    each([&](size_t r) {
+      return xal_reduce_scatter(comm[r], recv[r], recv[r] + r * c * 4, c, XAL_DTYPE_I32, XAL_OP_SUM,
+                                stream[r]);
+    });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c * n);
+      for (size_t i = 0; i < c; ++i) {
+        int32_t sum = 0;
+        for (size_t j = 0; j < n; ++j) sum += value(j, r * c + i);
+        ASSERT_EQ(got[r * c + i], sum) << "reduce_scatter rank " << r << " at " << i;
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(fill_recv());  // alltoall: send == recv
+    each([&](size_t r) { return xal_alltoall(comm[r], recv[r], recv[r], c, XAL_DTYPE_I32, stream[r]); });
+    for (size_t r = 0; r < n; ++r) {
+      const auto got = get(r, c * n);
+      for (size_t i = 0; i < c * n; ++i) ASSERT_EQ(got[i], value(i / c, r * c + i % c)) << "alltoall rank " << r;
+    }
+  }
+  for (size_t r = 0; r < n; ++r) EXPECT_EQ(async_error(r), XAL_SUCCESS);
+}
+
+namespace {
+
+// Positive, not integers: a group's sum is rounded in f16 and bf16.
+double avg_input(size_t rank, size_t i) { return 0.25 + static_cast<double>((rank * 7 + i * 3) % 13) * 0.37; }
+
+void store(xal_dtype_t dt, double v, unsigned char* out) {
+  switch (dt) {
+    case XAL_DTYPE_F16: { const uint16_t h = xal::common::float_to_f16(static_cast<float>(v)); std::memcpy(out, &h, 2); break; }
+    case XAL_DTYPE_BF16: { const uint16_t h = xal::common::float_to_bf16(static_cast<float>(v)); std::memcpy(out, &h, 2); break; }
+    case XAL_DTYPE_F32: { const auto f = static_cast<float>(v); std::memcpy(out, &f, 4); break; }
+    default: std::memcpy(out, &v, 8); break;
+  }
+}
+
+double load(xal_dtype_t dt, const unsigned char* p) {
+  uint16_t h = 0;
+  switch (dt) {
+    case XAL_DTYPE_F16: std::memcpy(&h, p, 2); return xal::common::f16_to_float(h);
+    case XAL_DTYPE_BF16: std::memcpy(&h, p, 2); return xal::common::bf16_to_float(h);
+    case XAL_DTYPE_F32: { float f; std::memcpy(&f, p, 4); return f; }
+    default: { double d; std::memcpy(&d, p, 8); return d; }
+  }
+}
+
+}  // namespace
+
+// Avg through the groups: a native sum inside each group, the leaders'
+// exchange dividing by every rank. Within the conformance group's
+// tolerance (relative, f16 1e-3, bf16 8e-3, f32 1e-6) of the average
+// computed in double, for allreduce (in and out of place) and reduce to
+// every root.
+TEST_P(MixedComm, GroupedAverageWithinTolerance) {
+  const size_t n = size();
+  for (xal_dtype_t dt : {XAL_DTYPE_F16, XAL_DTYPE_BF16, XAL_DTYPE_F32, XAL_DTYPE_F64}) {
+    const size_t es = xal::common::dtype_size(dt);
+    const double tol = dt == XAL_DTYPE_F16 ? 1e-3 : dt == XAL_DTYPE_BF16 ? 8e-3 : dt == XAL_DTYPE_F32 ? 1e-6 : 1e-12;
+    for (size_t c : {size_t{1}, size_t{7}, size_t{1023}, kMaxCount}) {
+      SCOPED_TRACE(std::string(xal::common::dtype_name(dt)) + " count " + std::to_string(c));
+      for (size_t r = 0; r < n; ++r) {
+        std::vector<unsigned char> v(c * es);
+        for (size_t i = 0; i < c; ++i) store(dt, avg_input(r, i), v.data() + i * es);
+        ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size()));
+        ASSERT_XAL_OK(xal_memcpy_htod(stream[r], recv[r], v.data(), v.size()));
+        ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+      }
+      auto check = [&](size_t r, const char* what) {
+        std::vector<unsigned char> got(c * es);
+        ASSERT_XAL_OK(xal_memcpy_dtoh(stream[r], got.data(), recv[r], got.size()));
+        ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+        for (size_t i = 0; i < c; ++i) {
+          double want = 0;
+          for (size_t j = 0; j < n; ++j) want += avg_input(j, i);
+          want /= static_cast<double>(n);
+          const double a = load(dt, got.data() + i * es);
+          ASSERT_LE(std::fabs(a - want), tol * std::max(1.0, std::fabs(want)))
+              << what << " rank " << r << " element " << i << ": got " << a << ", want " << want;
+        }
+      };
+      // In place first (recv holds the input), then out of place.
+      each([&](size_t r) { return xal_allreduce(comm[r], recv[r], recv[r], c, dt, XAL_OP_AVG, stream[r]); });
+      for (size_t r = 0; r < n; ++r) ASSERT_NO_FATAL_FAILURE(check(r, "allreduce in place"));
+      each([&](size_t r) { return xal_allreduce(comm[r], send[r], recv[r], c, dt, XAL_OP_AVG, stream[r]); });
+      for (size_t r = 0; r < n; ++r) ASSERT_NO_FATAL_FAILURE(check(r, "allreduce"));
+      for (uint32_t root = 0; root < n; ++root) {
+        each([&](size_t r) { return xal_reduce(comm[r], send[r], recv[r], c, dt, XAL_OP_AVG, root, stream[r]); });
+        ASSERT_NO_FATAL_FAILURE(check(root, "reduce"));
+      }
+    }
+  }
+  // Integers still have no avg, grouped or not.
+  EXPECT_XAL_ERROR(xal_allreduce(comm[0], send[0], recv[0], 4, XAL_DTYPE_I32, XAL_OP_AVG, stream[0]),
+                   XAL_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(last_error().message).find("avg"), std::string::npos) << last_error().message;
+  EXPECT_XAL_ERROR(xal_reduce(comm[1], send[1], recv[1], 4, XAL_DTYPE_U8, XAL_OP_AVG, 0, stream[1]),
+                   XAL_ERROR_NOT_SUPPORTED);
+  for (size_t r = 0; r < n; ++r) EXPECT_EQ(async_error(r), XAL_SUCCESS);
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, MixedComm,
                          ::testing::Values(Layout{"TwoMockOneTestdev", 2, "tmm"},
                                            Layout{"ThreeMockTwoOthers", 3, "mtmum"}),
@@ -304,6 +437,25 @@ TEST_F(MixedGroups, LeadersExchangeTimesOut) {
   }
   EXPECT_EQ(async_error(0), XAL_ERROR_TIMEOUT);
   EXPECT_XAL_ERROR(xal_allreduce(comm[2], send[2], recv[2], 600, XAL_DTYPE_I32, XAL_OP_SUM, stream[2]),
+                   XAL_ERROR_TIMEOUT);
+  const std::string m = last_error().message;
+  EXPECT_NE(m.find("rank(s) 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("slot 1 = rank 2"), std::string::npos) << m;
+}
+
+// Avg runs through the groups too: with only the mock group calling, it is
+// the leaders' exchange (slot 1 = rank 2) that times out, not a rendezvous
+// of every rank.
+TEST_F(MixedGroups, AverageTakesTheLeadersExchange) {
+  ASSERT_NO_FATAL_FAILURE(start(Layout{"", 2, "mmt"}, 200));
+  for (size_t r = 0; r < 2; ++r)
+    ASSERT_XAL_OK(xal_allreduce(comm[r], send[r], recv[r], 600, XAL_DTYPE_F32, XAL_OP_AVG, stream[r]));
+  for (size_t r = 0; r < 2; ++r) {
+    const xal_status_t s = xal_stream_synchronize(stream[r]);
+    EXPECT_TRUE(s == XAL_SUCCESS || s == XAL_ERROR_TIMEOUT) << s;
+  }
+  EXPECT_EQ(async_error(0), XAL_ERROR_TIMEOUT);
+  EXPECT_XAL_ERROR(xal_allreduce(comm[2], send[2], recv[2], 600, XAL_DTYPE_F32, XAL_OP_AVG, stream[2]),
                    XAL_ERROR_TIMEOUT);
   const std::string m = last_error().message;
   EXPECT_NE(m.find("rank(s) 1"), std::string::npos) << m;
@@ -361,6 +513,18 @@ TEST_F(MixedGroups, ForcedOnOneBackend) {
   for (size_t r = 0; r < 3; ++r) {
     const auto got = get(r, kMaxCount);
     for (size_t i = 0; i < kMaxCount; ++i) ASSERT_EQ(got[i], value(1, i));
+  }
+  // Avg: the one group is the whole communicator; its native avg divides.
+  for (size_t r = 0; r < 3; ++r) {
+    std::vector<float> v(kMaxCount, static_cast<float>(3 * r + 1));
+    ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size() * 4));
+  }
+  each([&](size_t r) { return xal_allreduce(comm[r], send[r], recv[r], kMaxCount, XAL_DTYPE_F32, XAL_OP_AVG, stream[r]); });
+  for (size_t r = 0; r < 3; ++r) {
+    std::vector<float> v(kMaxCount);
+    ASSERT_XAL_OK(xal_memcpy_dtoh(stream[r], v.data(), recv[r], v.size() * 4));
+    ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+    for (float x : v) ASSERT_FLOAT_EQ(x, 4.0f) << r;
   }
 }
 

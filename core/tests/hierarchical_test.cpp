@@ -2,6 +2,8 @@
 // testdev2, host-addressable with host functions), and over a backend with
 // neither host functions nor host-addressable memory ("minimal": staged,
 // run on the calling threads).
+#include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -291,4 +293,150 @@ TEST_F(Hierarchical, AbortAndTimeoutReleaseAPipelinedCall) {
   EXPECT_XAL_ERROR(xal_broadcast(t.comm[0], t.send[0], t.recv[0], 1000, XAL_DTYPE_I32, 1, t.stream[0]),
                    XAL_ERROR_TIMEOUT);
   EXPECT_NE(std::string(last_error().message).find("rank(s) 0"), std::string::npos) << last_error().message;
+}
+
+namespace {
+
+// The layout collectives of 3 ranks (testdev, testdev2, minimal) cut into
+// chunks of 64 bytes: 5 i32 of every rank block per chunk. Parameter: the
+// testdev ranks are staged (no host view) or host addressable (their runs
+// read and write the whole buffers in place, block by block); minimal's
+// rank is always staged and runs on its own thread (a group call).
+class HierarchicalLayouts : public Hierarchical, public ::testing::WithParamInterface<bool> {
+ protected:
+  static constexpr size_t kRanks = 3, kMax = 1023, kElems = kRanks * kMax + 16;
+
+  static int32_t value(size_t r, size_t i) { return static_cast<int32_t>(r * 100000 + i); }
+
+  void write(size_t r, xal_devptr_t p, const std::vector<int32_t>& v) {
+    ASSERT_XAL_OK(xal_memcpy_htod(k.stream[r], p, v.data(), v.size() * 4));
+    ASSERT_XAL_OK(xal_stream_synchronize(k.stream[r]));
+  }
+  std::vector<int32_t> read(size_t r, xal_devptr_t p) {
+    std::vector<int32_t> v(kElems);
+    EXPECT_EQ(xal_memcpy_dtoh(k.stream[r], v.data(), p, v.size() * 4), XAL_SUCCESS);
+    EXPECT_EQ(xal_stream_synchronize(k.stream[r]), XAL_SUCCESS);
+    return v;
+  }
+  // Runs call(r) for every rank in one group.
+  void each(const std::function<xal_status_t(size_t)>& call) {
+    ASSERT_XAL_OK(xal_group_start());
+    for (size_t r = 0; r < kRanks; ++r) EXPECT_EQ(call(r), XAL_SUCCESS) << r << ": " << last_error().message;
+    ASSERT_XAL_OK(xal_group_end());
+  }
+  // Element i of `got` is want(i) below `count`, the guard value -1 above.
+  static void expect(const std::vector<int32_t>& got, size_t count,
+                     const std::function<int32_t(size_t)>& want, const std::string& what) {
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_EQ(got[i], i < count ? want(i) : -1) << what << " element " << i;
+  }
+
+  Ranks k;
+};
+
+}  // namespace
+
+TEST_P(HierarchicalLayouts, ChunkedInAndOutOfPlace) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv nohost("XAL_TESTDEV_NO_HOST_PTR", GetParam() ? "1" : "0");
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "64");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2") + "," + plugin("minimal")));
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2, 4}, kElems * 4));
+  const std::vector<int32_t> guard(kElems, -1);
+  for (size_t c : {size_t{0}, size_t{1}, size_t{7}, kMax}) {
+    for (bool in_place : {false, true}) {
+      SCOPED_TRACE(std::string(in_place ? "in place" : "out of place") + ", count " + std::to_string(c));
+      auto rank_values = [&](size_t r, size_t count) {
+        std::vector<int32_t> v(guard);
+        for (size_t i = 0; i < count; ++i) v[i] = value(r, i);
+        return v;
+      };
+      auto at = [&](xal_devptr_t p, size_t elems) { return p + elems * 4; };
+
+      // allgather: in place, each rank's input is its own block of recv.
+      for (size_t r = 0; r < kRanks; ++r) {
+        std::vector<int32_t> v(guard);
+        if (in_place)
+          for (size_t i = 0; i < c; ++i) v[r * c + i] = value(r, i);
+        ASSERT_NO_FATAL_FAILURE(write(r, k.recv[r], v));
+        ASSERT_NO_FATAL_FAILURE(write(r, k.send[r], rank_values(r, c)));
+      }
+      each([&](size_t r) {
+        const xal_devptr_t in = in_place ? at(k.recv[r], r * c) : k.send[r];
+        return xal_allgather(k.comm[r], in, k.recv[r], c, XAL_DTYPE_I32, k.stream[r]);
+      });
+      for (size_t r = 0; r < kRanks; ++r)
+        ASSERT_NO_FATAL_FAILURE(expect(read(r, k.recv[r]), kRanks * c,
+                                       [&](size_t i) { return value(i / c, i % c); },
+                                       "allgather rank " + std::to_string(r)));
+
+      // reduce_scatter (sum): in place, the output is the rank's block of
+      // its input.
+      for (size_t r = 0; r < kRanks; ++r) {
+        ASSERT_NO_FATAL_FAILURE(write(r, k.send[r], rank_values(r, kRanks * c)));
+        ASSERT_NO_FATAL_FAILURE(write(r, k.recv[r], in_place ? rank_values(r, kRanks * c) : guard));
+      }
+      each([&](size_t r) {
+        const xal_devptr_t in = in_place ? k.recv[r] : k.send[r];
+        const xal_devptr_t out = in_place ? at(k.recv[r], r * c) : k.recv[r];
+        return xal_reduce_scatter(k.comm[r], in, out, c, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[r]);
+      });
+      for (size_t r = 0; r < kRanks; ++r) {
+        auto sum = [&](size_t i) {
+          int32_t s = 0;
+          for (size_t j = 0; j < kRanks; ++j) s += value(j, r * c + i);
+          return s;
+        };
+        const auto got = read(r, k.recv[r]);
+        if (!in_place) {
+          ASSERT_NO_FATAL_FAILURE(expect(got, c, sum, "reduce_scatter rank " + std::to_string(r)));
+          continue;
+        }
+        for (size_t i = 0; i < c; ++i) ASSERT_EQ(got[r * c + i], sum(i)) << "reduce_scatter rank " << r << " at " << i;
+        for (size_t i = kRanks * c; i < kElems; ++i) ASSERT_EQ(got[i], -1) << "reduce_scatter rank " << r;
+      }
+
+      // alltoall: in place, send == recv.
+      for (size_t r = 0; r < kRanks; ++r) {
+        ASSERT_NO_FATAL_FAILURE(write(r, k.send[r], rank_values(r, kRanks * c)));
+        ASSERT_NO_FATAL_FAILURE(write(r, k.recv[r], in_place ? rank_values(r, kRanks * c) : guard));
+      }
+      each([&](size_t r) {
+        const xal_devptr_t in = in_place ? k.recv[r] : k.send[r];
+        return xal_alltoall(k.comm[r], in, k.recv[r], c, XAL_DTYPE_I32, k.stream[r]);
+      });
+      for (size_t r = 0; r < kRanks; ++r)
+        ASSERT_NO_FATAL_FAILURE(expect(read(r, k.recv[r]), kRanks * c,
+                                       [&](size_t i) { return value(i / c, r * c + i % c); },
+                                       "alltoall rank " + std::to_string(r)));
+    }
+  }
+  for (size_t r = 0; r < kRanks; ++r) EXPECT_EQ(k.async_error(r), XAL_SUCCESS);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, HierarchicalLayouts, ::testing::Values(true, false),
+                         [](const auto& info) { return std::string(info.param ? "Staged" : "HostView"); });
+
+// An allgather whose ranks disagree on the count (8 i32 per block and
+// chunk: 40 = 5 full chunks and an empty last, 60 = 7 full and 4) meets the
+// mismatch at the same chunk on both ranks, which stop there; the next call
+// pairs correctly.
+TEST_F(Hierarchical, ChunkedLayoutCountMismatchKeepsRanksInStep) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv nohost("XAL_TESTDEV_NO_HOST_PTR", "1");
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "64");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2}, 128 * 4));
+  k.put(0, std::vector<int32_t>(60, 1));
+  k.put(1, std::vector<int32_t>(60, 2));
+  ASSERT_XAL_OK(xal_allgather(k.comm[0], k.send[0], k.recv[0], 40, XAL_DTYPE_I32, k.stream[0]));
+  ASSERT_XAL_OK(xal_allgather(k.comm[1], k.send[1], k.recv[1], 60, XAL_DTYPE_I32, k.stream[1]));
+  for (size_t r = 0; r < 2; ++r)
+    ASSERT_XAL_OK(xal_allgather(k.comm[r], k.send[r], k.recv[r], 60, XAL_DTYPE_I32, k.stream[r]));
+  for (size_t r = 0; r < 2; ++r) {
+    const auto got = k.get(r, 120);
+    for (size_t i = 0; i < 120; ++i) ASSERT_EQ(got[i], i < 60 ? 1 : 2) << r << " " << i;
+    EXPECT_EQ(k.async_error(r), XAL_ERROR_COLLECTIVE_MISMATCH);
+  }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mpi_transport.hpp"
+#include "pieces.hpp"
 #include "xal/xal_mpi.h"
 
 namespace {
@@ -35,7 +36,8 @@ uint32_t timeout_from(const xal_comm_options_t* o) {
 
 // The local checks; XAL_SUCCESS or the status with *why.
 xal_status_t check_local(const xal_device_t* devs, uint32_t n, const xal_comm_options_t* options,
-                         const xal_comm_t* out, std::string* why) {
+                         const xal_comm_t* out, size_t* piece_limit, std::string* why) {
+  if (!xal::mpi::piece_limit_from_env(piece_limit, why)) return XAL_ERROR_INVALID_ARGUMENT;
   if (!devs) return *why = "local_devices is NULL", XAL_ERROR_INVALID_ARGUMENT;
   if (!out) return *why = "out_comms is NULL", XAL_ERROR_INVALID_ARGUMENT;
   if (n == 0) return *why = "n is 0 (no devices)", XAL_ERROR_INVALID_ARGUMENT;
@@ -73,7 +75,8 @@ xal_status_t create(MPI_Comm comm, const xal_device_t* devs, uint32_t n,
   const bool serialize = provided < MPI_THREAD_MULTIPLE;
   const uint32_t timeout = timeout_from(options);
   std::string why;
-  const xal_status_t local = check_local(devs, n, options, out, &why);
+  size_t piece_limit = xal::mpi::kMaxPieceCount;
+  const xal_status_t local = check_local(devs, n, options, out, &piece_limit, &why);
 
   // A duplicate for xal's traffic, then every process's device count (0
   // where the local checks failed, so that every process fails alike).
@@ -111,7 +114,7 @@ xal_status_t create(MPI_Comm comm, const xal_device_t* devs, uint32_t n,
     return fail(s, "exchanging device counts with every process: " + exchange_why);
   }
   const std::vector<uint32_t>& ranks = counts->all;
-  auto transport = std::make_unique<MpiTransport>(dup, rank, ranks, serialize);
+  auto transport = std::make_unique<MpiTransport>(dup, rank, ranks, serialize, piece_limit);
   if (local != XAL_SUCCESS) return fail(local, why);
   for (int p = 0; p < size; ++p)
     if (ranks[static_cast<size_t>(p)] == 0)

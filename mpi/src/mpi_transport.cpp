@@ -1,118 +1,29 @@
 #include "mpi_transport.hpp"
 
-#include <chrono>
-#include <climits>
 #include <cstdio>
-#include <thread>
+#include <cstring>
 
+#include "pieces.hpp"
 #include "xal_common/reduce.hpp"
 
 namespace xal::mpi {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+constexpr int kTag = 7;  // alltoallv's messages on xal's own communicator
+// Allreduces from this size on run pairwise (latency matters below it).
+constexpr size_t kPairwiseBytes = size_t{256} << 10;
 
-std::mutex g_mpi_mutex;  // every MPI call of this library below THREAD_MULTIPLE
-
-// Halves have no MPI type: 16-bit words reduced by a user op per (dtype, op).
-template <int Dtype, int Op>
-void half_op(void* in, void* inout, int* len, MPI_Datatype*) {
-  const void* srcs[] = {in, inout};
-  void* dsts[] = {inout};
-  common::reduce(static_cast<xal_dtype_t>(Dtype), static_cast<xal_op_t>(Op), dsts, srcs,
-                 static_cast<size_t>(*len), 1);
-}
-
-template <int Dtype>
-MPI_User_function* half_fn(xal_op_t op) {
-  switch (op) {
-    case XAL_OP_SUM: return half_op<Dtype, XAL_OP_SUM>;
-    case XAL_OP_PROD: return half_op<Dtype, XAL_OP_PROD>;
-    case XAL_OP_MIN: return half_op<Dtype, XAL_OP_MIN>;
-    default: return half_op<Dtype, XAL_OP_MAX>;
-  }
-}
-
-// The user op for a half dtype, made once per process. Caller holds the
-// MPI lock when serialising.
-MPI_Op half_mpi_op(xal_dtype_t dtype, xal_op_t op) {
-  static std::mutex mu;
-  static MPI_Op ops[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
-                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
-  std::lock_guard lock(mu);
-  const int d = dtype == XAL_DTYPE_F16 ? 0 : 1;
-  MPI_Op& slot = ops[d][op];
-  if (slot == MPI_OP_NULL)
-    MPI_Op_create(d == 0 ? half_fn<XAL_DTYPE_F16>(op) : half_fn<XAL_DTYPE_BF16>(op), 1, &slot);
-  return slot;
-}
-
-MPI_Datatype mpi_type(xal_dtype_t dtype) {
-  switch (dtype) {
-    case XAL_DTYPE_I8: return MPI_INT8_T;
-    case XAL_DTYPE_U8: return MPI_UINT8_T;
-    case XAL_DTYPE_I32: return MPI_INT32_T;
-    case XAL_DTYPE_U32: return MPI_UINT32_T;
-    case XAL_DTYPE_I64: return MPI_INT64_T;
-    case XAL_DTYPE_U64: return MPI_UINT64_T;
-    case XAL_DTYPE_F32: return MPI_FLOAT;
-    case XAL_DTYPE_F64: return MPI_DOUBLE;
-    default: return MPI_UINT16_T;  // f16, bf16
-  }
-}
-
-MPI_Op mpi_op(xal_op_t op) {
-  switch (op) {
-    case XAL_OP_PROD: return MPI_PROD;
-    case XAL_OP_MIN: return MPI_MIN;
-    case XAL_OP_MAX: return MPI_MAX;
-    default: return MPI_SUM;
-  }
-}
-
-std::string mpi_error(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
-  return std::string(text, static_cast<size_t>(len));
-}
+const char* at(const void* p, size_t bytes) { return static_cast<const char*>(p) + bytes; }
+char* at(void* p, size_t bytes) { return static_cast<char*>(p) + bytes; }
+int as_int(size_t n) { return static_cast<int>(n); }  // n is within the piece limit
 
 }  // namespace
 
-MpiLock::MpiLock(bool serialize) : held_(serialize) {
-  if (held_) g_mpi_mutex.lock();
-}
-MpiLock::~MpiLock() {
-  if (held_) g_mpi_mutex.unlock();
-}
-
-xal_status_t wait_request(MPI_Request& request, uint32_t timeout_ms, bool serialize,
-                          const std::atomic<bool>* aborted, std::string* why) {
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    int done = 0;
-    int rc;
-    {
-      MpiLock lock(serialize);
-      rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    }
-    if (rc != MPI_SUCCESS) return *why = mpi_error(rc), XAL_ERROR_BACKEND;
-    if (done) return XAL_SUCCESS;
-    if (aborted && aborted->load()) return *why = "aborted (xal_comm_abort)", XAL_ERROR_ABORTED;
-    const auto now = Clock::now();
-    if (now >= deadline)
-      return *why = "no answer from every process within " + std::to_string(timeout_ms) + " ms",
-             XAL_ERROR_TIMEOUT;
-    // MPI progresses inside MPI_Test: poll hot at first, then gently.
-    if (now - start < std::chrono::milliseconds(2)) std::this_thread::yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
-MpiTransport::MpiTransport(MPI_Comm comm, int rank, std::vector<uint32_t> ranks, bool serialize)
-    : comm_(comm), rank_(rank), ranks_(std::move(ranks)), serialize_(serialize) {}
+MpiTransport::MpiTransport(MPI_Comm comm, int rank, std::vector<uint32_t> ranks, bool serialize,
+                           size_t piece_limit)
+    : comm_(comm), rank_(rank), ranks_(std::move(ranks)), serialize_(serialize),
+      limit_(piece_limit) {}
 
 MpiTransport::~MpiTransport() {
   int finalized = 0;
@@ -135,107 +46,124 @@ xal_comm_transport_t MpiTransport::table() {
   t.alltoallv = alltoallv;
   t.abort = abort;
   t.release = release;
+  t.reduce = reduce;
+  t.reduce_scatter = reduce_scatter;
   return t;
 }
 
-template <class Start>
-xal_status_t MpiTransport::run(const char* what, uint32_t timeout_ms, char* message,
-                               size_t message_size, Start start) {
-  {
-    std::lock_guard lock(broken_mu_);
-    if (broken_ != XAL_SUCCESS) {
-      std::snprintf(message, message_size, "MPI %s: %s", what, broken_why_.c_str());
-      return broken_;
-    }
-  }
-  std::string why;
-  MPI_Request request = MPI_REQUEST_NULL;
-  int rc;
-  {
-    MpiLock lock(serialize_);
-    rc = start(&request);
-  }
-  xal_status_t s = rc == MPI_SUCCESS ? wait_request(request, timeout_ms, serialize_, &aborted_, &why)
-                                     : (why = mpi_error(rc), XAL_ERROR_BACKEND);
-  if (s == XAL_SUCCESS) return s;
-  std::snprintf(message, message_size, "MPI %s: %s", what, why.c_str());
-  std::lock_guard lock(broken_mu_);
-  if (broken_ == XAL_SUCCESS) broken_ = s, broken_why_ = why;
-  return s;
-}
-
-bool MpiTransport::to_int(const size_t* in, std::vector<int>& out, std::string* why) const {
-  out.resize(ranks_.size());
-  for (size_t p = 0; p < ranks_.size(); ++p) {
-    if (in[p] > static_cast<size_t>(INT_MAX)) {
-      *why = std::to_string(in[p]) + " bytes exceed MPI's int counts";
-      return false;
-    }
-    out[p] = static_cast<int>(in[p]);
-  }
-  return true;
+std::vector<int> MpiTransport::to_int(const size_t* in) const {
+  std::vector<int> out(ranks_.size());
+  for (size_t p = 0; p < out.size(); ++p) out[p] = as_int(in[p]);
+  return out;
 }
 
 xal_status_t MpiTransport::allreduce(void* user, const void* send, void* recv, size_t count,
                                      xal_dtype_t dtype, xal_op_t op, uint32_t timeout_ms,
                                      char* message, size_t message_size) {
   MpiTransport& t = self(user);
-  if (count > static_cast<size_t>(INT_MAX)) {
-    std::snprintf(message, message_size, "MPI allreduce: %zu elements exceed MPI's int counts",
-                  count);
-    return XAL_ERROR_NOT_SUPPORTED;
+  const size_t es = common::dtype_size(dtype);
+  const size_t np = t.ranks_.size();
+  if (np > 1 && count * es >= kPairwiseBytes) {
+    // Large: a pairwise reduce_scatter of P near-equal blocks, reduced on
+    // several cores, then an allgather (mpi_reduce.cpp).
+    std::vector<size_t> counts(np, count / np);
+    for (size_t p = 0; p < count % np; ++p) ++counts[p];
+    size_t mine = 0;
+    for (size_t p = 0; p < static_cast<size_t>(t.rank_); ++p) mine += counts[p];
+    return t.pairwise("allreduce", send, at(recv, mine * es), counts, dtype, op, recv, timeout_ms,
+                      message, message_size);
   }
-  const bool half = dtype == XAL_DTYPE_F16 || dtype == XAL_DTYPE_BF16;
-  return t.run("allreduce", timeout_ms, message, message_size, [&](MPI_Request* r) {
-    const MPI_Op mop = half ? half_mpi_op(dtype, op) : mpi_op(op);
-    return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, static_cast<int>(count),
-                          mpi_type(dtype), mop, t.comm_, r);
-  });
+  return t.run("allreduce", piece_count(count, t.limit_), timeout_ms, message, message_size,
+               [&](size_t i, Requests& r) {
+                 const Piece p = piece_at(i, count, t.limit_);
+                 return MPI_Iallreduce(send == recv ? MPI_IN_PLACE : at(send, p.offset * es),
+                                       at(recv, p.offset * es), as_int(p.count), mpi_type(dtype),
+                                       mpi_op(dtype, op), t.comm_, &r.emplace_back());
+               });
+}
+
+xal_status_t MpiTransport::reduce(void* user, const void* send, void* recv, size_t count,
+                                  xal_dtype_t dtype, xal_op_t op, uint32_t root,
+                                  uint32_t timeout_ms, char* message, size_t message_size) {
+  MpiTransport& t = self(user);
+  std::vector<ReduceStep> steps;
+  t.plan_reduce(steps, send, recv, count, static_cast<int>(root));
+  return t.run_reduce("reduce", steps, dtype, op, timeout_ms, message, message_size);
+}
+
+xal_status_t MpiTransport::reduce_scatter(void* user, const void* send, void* recv,
+                                          const size_t* recv_counts, xal_dtype_t dtype,
+                                          xal_op_t op, uint32_t timeout_ms, char* message,
+                                          size_t message_size) {
+  MpiTransport& t = self(user);
+  const std::span<const size_t> counts(recv_counts, t.ranks_.size());
+  return t.pairwise("reduce_scatter", send, recv, counts, dtype, op, nullptr, timeout_ms, message,
+                    message_size);
 }
 
 xal_status_t MpiTransport::broadcast(void* user, void* buf, size_t bytes, uint32_t root,
                                      uint32_t timeout_ms, char* message, size_t message_size) {
   MpiTransport& t = self(user);
-  if (bytes > static_cast<size_t>(INT_MAX)) {
-    std::snprintf(message, message_size, "MPI broadcast: %zu bytes exceed MPI's int counts", bytes);
-    return XAL_ERROR_NOT_SUPPORTED;
-  }
-  return t.run("broadcast", timeout_ms, message, message_size, [&](MPI_Request* r) {
-    return MPI_Ibcast(buf, static_cast<int>(bytes), MPI_BYTE, static_cast<int>(root), t.comm_, r);
-  });
+  return t.run("broadcast", piece_count(bytes, t.limit_), timeout_ms, message, message_size,
+               [&](size_t i, Requests& r) {
+                 const Piece p = piece_at(i, bytes, t.limit_);
+                 return MPI_Ibcast(at(buf, p.offset), as_int(p.count), MPI_BYTE,
+                                   static_cast<int>(root), t.comm_, &r.emplace_back());
+               });
 }
 
 xal_status_t MpiTransport::allgatherv(void* user, void* recv, const size_t* bytes,
                                       const size_t* displs, uint32_t timeout_ms, char* message,
                                       size_t message_size) {
   MpiTransport& t = self(user);
-  std::vector<int> counts, offsets;
-  std::string why;
-  if (!t.to_int(bytes, counts, &why) || !t.to_int(displs, offsets, &why)) {
-    std::snprintf(message, message_size, "MPI allgather: %s", why.c_str());
-    return XAL_ERROR_NOT_SUPPORTED;
+  const size_t np = t.ranks_.size();
+  if (layout_fits({bytes, np}, {displs, np}, t.limit_)) {
+    auto ints = std::make_unique<IntArrays>();
+    ints->a = t.to_int(bytes);
+    ints->b = t.to_int(displs);
+    const int* c = ints->a.data();
+    const int* d = ints->b.data();
+    return t.run("allgather", 1, timeout_ms, message, message_size,
+                 [&](size_t, Requests& r) {
+                   return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, c, d,
+                                          MPI_BYTE, t.comm_, &r.emplace_back());
+                 }, std::move(ints));
   }
-  return t.run("allgather", timeout_ms, message, message_size, [&](MPI_Request* r) {
-    return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts.data(),
-                           offsets.data(), MPI_BYTE, t.comm_, r);
-  });
+  // Too large for int counts: each process broadcasts its block, in pieces.
+  const std::vector<BlockPiece> pieces = block_pieces({bytes, np}, {displs, np}, t.limit_);
+  return t.run("allgather", pieces.size(), timeout_ms, message, message_size,
+               [&](size_t i, Requests& r) {
+                 const BlockPiece& p = pieces[i];
+                 return MPI_Ibcast(at(recv, p.offset), as_int(p.count), MPI_BYTE,
+                                   static_cast<int>(p.process), t.comm_, &r.emplace_back());
+               });
 }
 
+// Point to point, as Open MPI's own MPI_Ialltoallv does, so that a block
+// over the piece limit travels as several messages (each process decides
+// alone: its counts differ from the others').
 xal_status_t MpiTransport::alltoallv(void* user, const void* send, const size_t* send_bytes,
                                      const size_t* send_displs, void* recv,
                                      const size_t* recv_bytes, const size_t* recv_displs,
                                      uint32_t timeout_ms, char* message, size_t message_size) {
   MpiTransport& t = self(user);
-  std::vector<int> sc, sd, rc, rd;
-  std::string why;
-  if (!t.to_int(send_bytes, sc, &why) || !t.to_int(send_displs, sd, &why) ||
-      !t.to_int(recv_bytes, rc, &why) || !t.to_int(recv_displs, rd, &why)) {
-    std::snprintf(message, message_size, "MPI alltoall: %s", why.c_str());
-    return XAL_ERROR_NOT_SUPPORTED;
-  }
-  return t.run("alltoall", timeout_ms, message, message_size, [&](MPI_Request* r) {
-    return MPI_Ialltoallv(send, sc.data(), sd.data(), MPI_BYTE, recv, rc.data(), rd.data(),
-                          MPI_BYTE, t.comm_, r);
+  const size_t np = t.ranks_.size();
+  const auto me = static_cast<uint32_t>(t.rank_);
+  const std::vector<BlockPiece> in = block_pieces({recv_bytes, np}, {recv_displs, np}, t.limit_);
+  const std::vector<BlockPiece> out = block_pieces({send_bytes, np}, {send_displs, np}, t.limit_);
+  return t.run("alltoall", 1, timeout_ms, message, message_size, [&](size_t, Requests& r) {
+    int rc = MPI_SUCCESS;
+    for (const BlockPiece& p : in)
+      if (p.process != me && rc == MPI_SUCCESS)
+        rc = MPI_Irecv(at(recv, p.offset), as_int(p.count), MPI_BYTE, static_cast<int>(p.process),
+                       kTag, t.comm_, &r.emplace_back());
+    for (const BlockPiece& p : out)
+      if (p.process != me && rc == MPI_SUCCESS)
+        rc = MPI_Isend(at(send, p.offset), as_int(p.count), MPI_BYTE, static_cast<int>(p.process),
+                       kTag, t.comm_, &r.emplace_back());
+    if (rc == MPI_SUCCESS && recv_bytes[me])
+      std::memmove(at(recv, recv_displs[me]), at(send, send_displs[me]), recv_bytes[me]);
+    return rc;
   });
 }
 

@@ -185,6 +185,26 @@ void run_collectives(Job& job) {
     run_case(job, {kAlltoall, d, XAL_OP_SUM, 3, 0, true});
   }
   run_case(job, {kAllreduce, XAL_DTYPE_F32, XAL_OP_AVG, 4096, 0, true});
+  // Reduce to a root in every process (only the root's process receives
+  // the exchange): the first and the last rank of each.
+  for (int p = 0; p < job.size; ++p) {
+    uint32_t first = 0;
+    for (int q = 0; q < p; ++q) first += job.local[static_cast<size_t>(q)];
+    const uint32_t last_of_p = first + job.local[static_cast<size_t>(p)] - 1;
+    run_case(job, {kReduce, XAL_DTYPE_F32, XAL_OP_SUM, 5000, first, p % 2 == 0});
+    run_case(job, {kReduce, XAL_DTYPE_BF16, XAL_OP_AVG, 1031, last_of_p, false});
+  }
+  // Large allreduces run pairwise (blocks of P near-equal sizes).
+  run_case(job, {kAllreduce, XAL_DTYPE_BF16, XAL_OP_MAX, 200003, 0, true});
+  run_case(job, {kAllreduce, XAL_DTYPE_F64, XAL_OP_AVG, 70001, 0, false});
+  run_case(job, {kAllreduce, XAL_DTYPE_I8, XAL_OP_SUM, 300007, 0, false});
+  run_case(job, {kReduce, XAL_DTYPE_F32, XAL_OP_MIN, 300001, last, true});
+  // Reduce_scatter: each process receives only its own ranks' blocks.
+  run_case(job, {kReduceScatter, XAL_DTYPE_F32, XAL_OP_SUM, 1500, 0, false});
+  run_case(job, {kReduceScatter, XAL_DTYPE_F64, XAL_OP_AVG, 333, 0, false});
+  run_case(job, {kReduceScatter, XAL_DTYPE_U8, XAL_OP_MAX, 2000, 0, false});
+  run_case(job, {kReduceScatter, XAL_DTYPE_F16, XAL_OP_SUM, 1, 0, false});
+  run_case(job, {kReduceScatter, XAL_DTYPE_I32, XAL_OP_SUM, 4099, 0, true});
 }
 
 void run_bad_input(Job& job) {
@@ -206,6 +226,14 @@ void run_bad_input(Job& job) {
   if (job.rank == 0) CHECK(last_message().find("twice") != std::string::npos, "%s", last_message().c_str());
   else CHECK(last_message().find("MPI rank 0") != std::string::npos, "%s", last_message().c_str());
   CHECK(xal_comm_create_mpi(MPI_COMM_WORLD, d, 1, &o, nullptr) == XAL_ERROR_INVALID_ARGUMENT, "null out");
+  // A malformed test piece limit on one process fails every process.
+  if (job.rank == 0) setenv("XAL_MPI_TEST_MAX_COUNT", "12x", 1);
+  const xal_status_t limit = xal_comm_create_mpi(MPI_COMM_WORLD, d, 1, &o, out);
+  CHECK(limit == XAL_ERROR_INVALID_ARGUMENT, "bad XAL_MPI_TEST_MAX_COUNT on rank 0: %d", limit);
+  if (job.rank == 0) {
+    CHECK(last_message().find("XAL_MPI_TEST_MAX_COUNT") != std::string::npos, "%s", last_message().c_str());
+    unsetenv("XAL_MPI_TEST_MAX_COUNT");
+  }
   // Bad calls on a good communicator.
   if (!open(job, 20000)) return;
   xal_devptr_t buf;

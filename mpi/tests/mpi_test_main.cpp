@@ -1,6 +1,6 @@
 // xal_mpi_test CASE FILE, under mpirun: libxal_mpi on mock cards. Process
-// p uses 1 + p % 3 of its mock cards, so local device counts differ. Exit
-// status 0 when every check held.
+// p uses 1 + p % 3 of its mock cards (collectives_uneven: 1 + 2 (p % 2)),
+// so local device counts differ. Exit status 0 when every check held.
 #include <unistd.h>
 
 #include <chrono>
@@ -60,8 +60,8 @@ using namespace xal_mpi_test;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: xal_mpi_test collectives|collectives_serialized|bad_input|early_exit|killed|"
-                 "thread_single FILE\n");
+    std::fprintf(stderr, "usage: xal_mpi_test collectives|collectives_serialized|collectives_uneven|"
+                 "bad_input|early_exit|killed|thread_single FILE\n");
     return 2;
   }
   const std::string which = argv[1];
@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &job.size);
   for (int p = 0; p < job.size; ++p) {
-    job.local.push_back(1 + static_cast<uint32_t>(p % 3));
+    job.local.push_back(which == "collectives_uneven" ? 1 + 2 * static_cast<uint32_t>(p % 2)
+                                                      : 1 + static_cast<uint32_t>(p % 3));
     if (p < job.rank) job.first += job.local.back();
     job.total += job.local.back();
   }
@@ -84,7 +85,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "xal_init: %s\n", last_message().c_str());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (which == "collectives" || which == "collectives_serialized") run_collectives(job);
+  if (which == "collectives" || which == "collectives_serialized" || which == "collectives_uneven")
+    run_collectives(job);
   else if (which == "bad_input") run_bad_input(job);
   else if (which == "early_exit") run_early_exit(job);
   else if (which == "killed") run_killed(job);

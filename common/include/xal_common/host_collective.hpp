@@ -38,6 +38,10 @@ struct CollDesc {
   xal_dtype_t dtype = XAL_DTYPE_F32;
   xal_op_t op = XAL_OP_SUM;
   uint32_t root = 0;
+  // What XAL_OP_AVG divides the sum by: 0 means the number of ranks of the
+  // rendezvous. A rendezvous of group leaders, each bringing its group's
+  // sum, sets the communicator's rank count instead.
+  uint32_t avg_divisor = 0;
 };
 
 // Elements a rank reads from `in` and writes to `out` for `desc` in a
@@ -50,10 +54,16 @@ size_t coll_out_elements(const CollDesc& desc, uint32_t rank, uint32_t n);
 double coll_bus_bytes(const CollDesc& desc, uint32_t n);
 
 // One rank's part: its description and host views of its buffers.
+// A buffer of n blocks (allgather's out, reduce_scatter's in, alltoall's
+// both) holds block j at element j * stride, so that a run may cover one
+// element range of every block of a larger buffer; 0 means desc.count
+// (the blocks are contiguous).
 struct HostPart {
   CollDesc desc;
   const void* in = nullptr;
   void* out = nullptr;
+  size_t in_stride = 0;
+  size_t out_stride = 0;
 };
 
 // A failure of run(), with the status for the caller to report.

@@ -17,7 +17,12 @@
  * call concurrently. Each must return within `timeout_ms` (XAL_ERROR_TIMEOUT
  * then) and return XAL_ERROR_ABORTED soon after `abort` was called. On
  * failure they write a NUL-terminated reason into `message` (`message_size`
- * bytes). Byte counts, displacements and counts are per process. */
+ * bytes). Byte counts, displacements and counts are per process.
+ *
+ * Versions: the table only grows at its end. xal reads struct_size bytes of
+ * it (at least up to and including `release`) and treats entries beyond
+ * struct_size as NULL, so a transport built against an older header keeps
+ * working. */
 #ifndef XAL_TRANSPORT_H
 #define XAL_TRANSPORT_H
 
@@ -64,6 +69,27 @@ typedef struct xal_comm_transport_t {
   /* Called once when the last communicator of the set is destroyed (or
    * when creation fails); may be NULL. */
   void (*release)(void* user);
+
+  /* Added after the first version: a transport built against an older
+   * header has a smaller struct_size and lacks the entries below; xal then,
+   * as when an entry is NULL, runs reduce and reduce_scatter as an
+   * allreduce between processes. */
+
+  /* On process root_process: recv[i] = op over processes of send[i],
+   * i < count. recv is only written on root_process (it may be NULL
+   * elsewhere). send may equal recv. op is never XAL_OP_AVG. */
+  xal_status_t (*reduce)(void* user, const void* send, void* recv, size_t count,
+                         xal_dtype_t dtype, xal_op_t op, uint32_t root_process,
+                         uint32_t timeout_ms, char* message, size_t message_size);
+  /* send holds one block per process, in process order, block p being
+   * recv_counts[p] elements (process_count entries); recv
+   * (recv_counts[process_rank] elements) = op over processes of this
+   * process's block. send and recv do not overlap. op is never
+   * XAL_OP_AVG. */
+  xal_status_t (*reduce_scatter)(void* user, const void* send, void* recv,
+                                 const size_t* recv_counts, xal_dtype_t dtype,
+                                 xal_op_t op, uint32_t timeout_ms, char* message,
+                                 size_t message_size);
 } xal_comm_transport_t;
 
 /* Creates one communicator per local device over a transport; see above.

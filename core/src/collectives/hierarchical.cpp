@@ -133,12 +133,28 @@ class HierComm final : public CommImpl {
 
   // Whether `d` runs through the groups' native collectives and the
   // leaders' exchange (otherwise every rank meets at the flat exchange).
-  // Not avg: the leaders' exchange would divide by its slot count, not by
-  // the number of ranks.
   bool grouped(const CollDesc& d) const {
-    if (!shared_->leaders || d.op == XAL_OP_AVG) return false;
+    if (!shared_->leaders) return false;
     return d.kind == CollKind::kAllreduce || d.kind == CollKind::kBroadcast ||
            (d.kind == CollKind::kReduce && shared_->native_reduce);
+  }
+
+  // The op of a grouped call's native step. An avg sums inside each group
+  // and divides once, in the leaders' exchange, by the communicator's rank
+  // count (leaders_desc); with a single slot the one group is the whole
+  // communicator and its native avg does it all.
+  xal_op_t native_op(const CollDesc& d) const {
+    return d.op == XAL_OP_AVG && shared_->leaders->rendezvous.size() > 1 ? XAL_OP_SUM : d.op;
+  }
+
+  // `d` as the leaders' exchange runs it: the root as a slot, an avg
+  // dividing by every rank of the communicator rather than by the slots.
+  CollDesc leaders_desc(const CollDesc& d) const {
+    const GroupPlan& p = shared_->plan;
+    CollDesc ld = d;
+    ld.root = p.slot_of[d.root];
+    if (d.op == XAL_OP_AVG) ld.avg_divisor = static_cast<uint32_t>(p.group_of.size());
+    return ld;
   }
 
   // Device memory of at least `bytes` that a group leader reduces into when
@@ -224,31 +240,31 @@ class HierComm final : public CommImpl {
     const uint32_t slot = p.slot_of[rank_];
     const bool leader = p.local_of[rank_] == 0;
     const auto& ex = shared_->leaders;
+    const CollDesc ld = leaders_desc(d);
     // A leader alone in the exchange (one group) has nothing to exchange.
-    auto leaders_step = [&](const CollDesc& ld, xal_devptr_t in) {
+    auto leaders_step = [&](xal_devptr_t in) {
       if (ex->rendezvous.size() == 1 && in == recv) return XAL_SUCCESS;
       return step_.enqueue(ex, slot, ld, in, recv, st);
     };
     if (d.kind == CollKind::kAllreduce) {
-      if (!sub_) return step_.enqueue(ex, slot, d, send, recv, st);
+      if (!sub_) return step_.enqueue(ex, slot, ld, send, recv, st);
+      const xal_op_t op = native_op(d);
       xal_status_t s = t_->reduce
-          ? t_->reduce(sub_, send, recv, d.count, d.dtype, d.op, 0, st)
-          : t_->allreduce(sub_, send, recv, d.count, d.dtype, d.op, st);
+          ? t_->reduce(sub_, send, recv, d.count, d.dtype, op, 0, st)
+          : t_->allreduce(sub_, send, recv, d.count, d.dtype, op, st);
       if (s < 0) return backend(s);
       if (leader)
-        if (xal_status_t e = leaders_step(d, recv); e) return e;
+        if (xal_status_t e = leaders_step(recv); e) return e;
       return backend(t_->broadcast(sub_, recv, recv, d.count, d.dtype, 0, st));
     }
     if (d.kind == CollKind::kReduce) return enqueue_grouped_reduce(d, send, recv, st);
     // Broadcast: the root's group first, then the leaders, then the others.
-    CollDesc ld = d;
-    ld.root = p.slot_of[d.root];
     if (!sub_) return step_.enqueue(ex, slot, ld, send, recv, st);
     if (p.group_of[d.root] == p.group_of[rank_]) {
       const xal_status_t s =
           t_->broadcast(sub_, send, recv, d.count, d.dtype, p.local_of[d.root], st);
       if (s < 0) return backend(s);
-      return leader ? leaders_step(ld, recv) : XAL_SUCCESS;
+      return leader ? leaders_step(recv) : XAL_SUCCESS;
     }
     if (leader)
       if (xal_status_t e = step_.enqueue(ex, slot, ld, 0, recv, st); e) return e;
@@ -264,12 +280,12 @@ class HierComm final : public CommImpl {
     const GroupPlan& p = shared_->plan;
     const auto& ex = shared_->leaders;
     const uint32_t slot = p.slot_of[rank_];
-    CollDesc ld = d;
-    ld.root = p.slot_of[d.root];
+    const CollDesc ld = leaders_desc(d);
     if (!sub_) return step_.enqueue(ex, slot, ld, send, rank_ == d.root ? recv : 0, st);
+    const xal_op_t op = native_op(d);
     if (p.group_of[d.root] == p.group_of[rank_]) {
       const xal_status_t s =
-          t_->reduce(sub_, send, recv, d.count, d.dtype, d.op, p.local_of[d.root], st);
+          t_->reduce(sub_, send, recv, d.count, d.dtype, op, p.local_of[d.root], st);
       if (s < 0) return backend(s);
       if (rank_ != d.root || ex->rendezvous.size() == 1) return XAL_SUCCESS;
       return step_.enqueue(ex, slot, ld, recv, recv, st);
@@ -278,7 +294,7 @@ class HierComm final : public CommImpl {
     xal_devptr_t out = recv;  // not written at a non-root rank
     if (leader)
       if (xal_status_t e = scratch(d.count * common::dtype_size(d.dtype), &out); e) return e;
-    const xal_status_t s = t_->reduce(sub_, send, out, d.count, d.dtype, d.op, 0, st);
+    const xal_status_t s = t_->reduce(sub_, send, out, d.count, d.dtype, op, 0, st);
     if (s < 0) return backend(s);
     return leader ? step_.enqueue(ex, slot, ld, out, 0, st) : XAL_SUCCESS;
   }

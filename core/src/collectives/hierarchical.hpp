@@ -7,10 +7,13 @@
 // at a shared-memory rendezvous in the core. Allreduce: native reduce to
 // the leader, leaders' allreduce through host memory, native broadcast from
 // the leader. Broadcast: native broadcast inside the root's group, leaders'
-// broadcast, native broadcast inside the other groups. The other
-// collectives (reduce, allgather, reduce_scatter, alltoall, and allreduce
-// with avg) meet every rank at one rendezvous, as does every collective
-// when no group runs natively.
+// broadcast, native broadcast inside the other groups. Reduce (when every
+// native group's backend has reduce): native reduce inside each group,
+// leaders' reduce to the root's slot. Avg (allreduce, reduce): a native sum
+// inside each group, the leaders' exchange dividing by the communicator's
+// rank count. The layout collectives (allgather, reduce_scatter, alltoall)
+// meet every rank at one rendezvous, as does every collective when no
+// group runs natively.
 //
 // Host steps are queued on the rank's stream as host functions, so every
 // collective stays ordered on the stream and asynchronous to the caller.

@@ -22,6 +22,15 @@ bool elementwise(CollKind k) {
   return k == CollKind::kAllreduce || k == CollKind::kBroadcast || k == CollKind::kReduce;
 }
 
+// Blocks of a rank's input / output buffer: n for the layouts that put a
+// block per rank there, else 1.
+size_t in_blocks(CollKind k, uint32_t n) {
+  return k == CollKind::kReduceScatter || k == CollKind::kAlltoall ? n : 1;
+}
+size_t out_blocks(CollKind k, uint32_t n) {
+  return k == CollKind::kAllgather || k == CollKind::kAlltoall ? n : 1;
+}
+
 // The shared state of one call's chunks, kept alive by its host functions.
 struct Call {
   std::shared_ptr<Exchange> ex;
@@ -45,7 +54,21 @@ struct Call {
   size_t out_bytes(size_t k) const {
     return common::coll_out_elements(plan.chunk(desc, k), slot, ex->rendezvous.size()) * es;
   }
+  // Byte offset of chunk k in block 0 of a whole buffer.
   size_t offset(size_t k) const { return k * plan.elems * es; }
+  // Calls copy(buffer offset, staging offset, bytes) for each piece of
+  // chunk k of a side of `blocks` blocks and `bytes` bytes in all: piece b
+  // is chunk k's range of block b, at b * bytes / blocks in the staging
+  // buffer. Contiguous pieces (an unchunked call) make one copy.
+  template <class Copy>
+  xal_status_t pieces(size_t k, size_t blocks, size_t bytes, const Copy& copy) const {
+    if (bytes == 0) return XAL_SUCCESS;
+    const size_t piece = bytes / blocks;
+    if (blocks == 1 || piece == desc.count * es) return copy(offset(k), size_t{0}, bytes);
+    for (size_t b = 0; b < blocks; ++b)
+      if (xal_status_t s = copy(b * desc.count * es + offset(k), b * piece, piece); s) return s;
+    return XAL_SUCCESS;
+  }
 
   void fail(xal_status_t status) {
     ex->error->record(status);
@@ -63,8 +86,16 @@ struct Call {
     const size_t j = k % HostStep::kSlots;
     common::HostPart part;
     part.desc = plan.chunk(desc, k);
-    if (in_bytes(k)) part.in = in_view ? in_view + offset(k) : in_buf[j];
-    if (out_bytes(k)) part.out = out_view ? out_view + offset(k) : out_buf[j];
+    // A whole buffer's blocks lie desc.count apart; staging holds a chunk's
+    // pieces back to back (stride 0: the chunk's count).
+    if (in_bytes(k)) {
+      part.in = in_view ? in_view + offset(k) : in_buf[j];
+      part.in_stride = in_view ? desc.count : 0;
+    }
+    if (out_bytes(k)) {
+      part.out = out_view ? out_view + offset(k) : out_buf[j];
+      part.out_stride = out_view ? desc.count : 0;
+    }
     try {
       ex->rendezvous.run(slot, part);
     } catch (const common::CollError& e) {
@@ -117,9 +148,11 @@ CollDesc ChunkPlan::chunk(const CollDesc& d, size_t k) const {
   return c;
 }
 
-ChunkPlan plan_chunks(const CollDesc& d, size_t chunk_bytes) {
-  if (!elementwise(d.kind) || chunk_bytes == 0) return ChunkPlan{1, d.count};
-  const size_t elems = std::max<size_t>(1, chunk_bytes / common::dtype_size(d.dtype));
+ChunkPlan plan_chunks(const CollDesc& d, uint32_t n, size_t chunk_bytes) {
+  if (chunk_bytes == 0 || n == 0) return ChunkPlan{1, d.count};
+  // A layout collective's chunk is a range of every one of n blocks.
+  const size_t per_elem = common::dtype_size(d.dtype) * (elementwise(d.kind) ? 1 : n);
+  const size_t elems = std::max<size_t>(1, chunk_bytes / per_elem);
   // The last chunk always holds fewer than `elems` (see pipeline.hpp).
   return ChunkPlan{d.count / elems + 1, elems};
 }
@@ -175,7 +208,7 @@ xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slo
   call->ex = ex;
   call->slot = slot;
   call->desc = d;
-  call->plan = plan_chunks(d, chunk_bytes_);
+  call->plan = plan_chunks(d, n, chunk_bytes_);
   call->es = common::dtype_size(d.dtype);
   call->wait_limit = std::chrono::milliseconds(2 * uint64_t{ex->rendezvous.timeout_ms()} + 1000);
   const size_t total_in = common::coll_in_elements(d, slot, n) * call->es;
@@ -195,19 +228,31 @@ xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slo
     call->fail(s);
     return fail_backend(device_->backend, device_, s);
   };
+  const size_t ib = in_blocks(d.kind, n), ob = out_blocks(d.kind, n);
+  // Chunk k's device-to-host copies into staging slot j, and back.
+  auto copy_in = [&](xal_bstream_t* s, size_t k, size_t j) {
+    char* buf = static_cast<char*>(call->in_buf[j]);
+    return call->pieces(k, ib, call->in_bytes(k), [&](size_t dev, size_t host, size_t bytes) {
+      return t_->memcpy_dtoh(s, buf + host, send + dev, bytes);
+    });
+  };
+  auto copy_out = [&](xal_bstream_t* s, size_t k, size_t j) {
+    const char* buf = static_cast<const char*>(call->out_buf[j]);
+    return call->pieces(k, ob, call->out_bytes(k), [&](size_t dev, size_t host, size_t bytes) {
+      return t_->memcpy_htod(s, recv + dev, buf + host, bytes);
+    });
+  };
 
   if (!t_->stream_enqueue_host_func) {
     // Each chunk on the calling thread once its stream has caught up.
     for (size_t k = 0; k < chunks && !call->is_failed(); ++k) {
-      const size_t j = k % kSlots, off = call->offset(k);
-      if (stage_in && call->in_bytes(k))
-        if (xal_status_t s = t_->memcpy_dtoh(stream, call->in_buf[j], send + off, call->in_bytes(k)); s)
-          return failed(s);
+      const size_t j = k % kSlots;
+      if (stage_in)
+        if (xal_status_t s = copy_in(stream, k, j); s) return failed(s);
       if (xal_status_t s = t_->stream_synchronize(stream); s) return failed(s);
       call->run_chunk(k);
-      if (stage_out && call->out_bytes(k))
-        if (xal_status_t s = t_->memcpy_htod(stream, recv + off, call->out_buf[j], call->out_bytes(k)); s)
-          return failed(s);
+      if (stage_out)
+        if (xal_status_t s = copy_out(stream, k, j); s) return failed(s);
     }
     return XAL_SUCCESS;
   }
@@ -230,19 +275,16 @@ xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slo
   open_copy_streams();
   xal_bstream_t* in_s = copy_in_ ? copy_in_ : stream;
   xal_bstream_t* out_s = copy_out_ ? copy_out_ : stream;
-  Call* c = call.get();  // kept alive by the shared_ptr each function holds
   if (xal_status_t s = host(stream, [call] { call->set(&Call::started, true); }); s) return failed(s);
   for (size_t k = 0; k < chunks; ++k) {
-    const size_t j = k % kSlots, off = c->offset(k);
+    const size_t j = k % kSlots;
     const size_t reuse = k + 1 > kSlots ? k + 1 - kSlots : 0;  // chunk that used slot j
     if (stage_in) {
       if (xal_status_t s = host(in_s, [call, reuse] {
             call->wait([&] { return call->started && call->host_done >= reuse; });
           }); s)
         return failed(s);
-      if (c->in_bytes(k))
-        if (xal_status_t s = t_->memcpy_dtoh(in_s, c->in_buf[j], send + off, c->in_bytes(k)); s)
-          return failed(s);
+      if (xal_status_t s = copy_in(in_s, k, j); s) return failed(s);
       if (xal_status_t s = host(in_s, [call, k] { call->set(&Call::in_done, k + 1); }); s)
         return failed(s);
     }
@@ -259,9 +301,7 @@ xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slo
             call->wait([&] { return call->host_done >= k + 1; });
           }); s)
         return failed(s);
-      if (c->out_bytes(k))
-        if (xal_status_t s = t_->memcpy_htod(out_s, recv + off, c->out_buf[j], c->out_bytes(k)); s)
-          return failed(s);
+      if (xal_status_t s = copy_out(out_s, k, j); s) return failed(s);
       if (xal_status_t s = host(out_s, [call, k] { call->set(&Call::out_done, k + 1); }); s)
         return failed(s);
     }

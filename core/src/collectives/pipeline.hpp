@@ -3,12 +3,22 @@
 // chunks, with device memory that is not host addressable staged through
 // page-locked buffers.
 //
-// Elementwise collectives (allreduce, broadcast, reduce) are cut into
-// chunks of at most `chunk_bytes` (XAL_COMM_CHUNK_BYTES, 4 MiB by default);
-// every rank cuts the same way, so the k-th chunk of every rank meets at the
-// k-th run. All chunks but the last hold exactly one chunk of elements, the
-// last strictly fewer (possibly none), so ranks that disagree on the count
-// meet a mismatch at the same run and all stop there.
+// Calls are cut into chunks of at most `chunk_bytes` (XAL_COMM_CHUNK_BYTES,
+// 4 MiB by default). An elementwise collective (allreduce, broadcast,
+// reduce) is cut into ranges of e = chunk_bytes / element size elements; a
+// layout collective (allgather, reduce_scatter, alltoall) into ranges of
+// e = chunk_bytes / (n * element size) elements of every rank block: chunk
+// k covers elements [k*e, min((k+1)*e, count)) of each of the n blocks of
+// an n-block buffer, so it is staged as n copies into n pieces back to
+// back. Every rank cuts the same way, so the k-th chunk of every rank meets
+// at the k-th run. All chunks but the last hold exactly e elements (per
+// block), the last strictly fewer (possibly none), so ranks that disagree
+// on the count meet a mismatch at the same run and all stop there.
+// In place stays right: each in-place layout maps element i of a block of
+// the input to element i of a block of the output (allgather send == recv +
+// rank*count, reduce_scatter recv == send + rank*count, alltoall send ==
+// recv), so chunk k's input overlaps only chunk k's output, and a chunk is
+// copied in, run, and copied out in that order.
 //
 // A staged rank uses kSlots staging buffers each way and two extra streams
 // of its device: chunk k+1's device-to-host copy (copy-in stream), chunk k's
@@ -59,7 +69,8 @@ struct ChunkPlan {
   size_t elems = 0;  // elements of a full chunk
   common::CollDesc chunk(const common::CollDesc& d, size_t k) const;
 };
-ChunkPlan plan_chunks(const common::CollDesc& d, size_t chunk_bytes);
+// The layout of `d` on a rendezvous of `n` ranks.
+ChunkPlan plan_chunks(const common::CollDesc& d, uint32_t n, size_t chunk_bytes);
 
 // The default chunk size, or XAL_COMM_CHUNK_BYTES ("4M", "65536"; 0 turns
 // chunking off). INVALID_ARGUMENT with the detail set when malformed.

@@ -43,7 +43,7 @@ class Shared {
     arrive(lock, i, Clock::now() + std::chrono::milliseconds(timeout_ms_));
     if (i == 0) {
       lock.unlock();
-      StepResult r = run_transport_step(transport_, layout_, timeout_ms_, parts_);
+      StepResult r = run_transport_step(transport_, layout_, timeout_ms_, parts_, scratch_);
       lock.lock();
       result_ = std::move(r);
       if (result_.status != XAL_SUCCESS && result_.sticky) break_with(result_.status, result_.message);
@@ -129,6 +129,7 @@ class Shared {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<common::HostPart> parts_;
+  Scratch scratch_;  // the leader's (local rank 0), one step at a time
   size_t count_ = 0;
   uint64_t generation_ = 0;
   uint64_t done_ = 0;  // generation + 1 of the last finished step

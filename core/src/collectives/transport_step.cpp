@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 
+#include "transport_host.hpp"
 #include "xal_common/reduce.hpp"
 
 namespace xal::core {
@@ -18,6 +20,11 @@ const char* at(const void* p, size_t offset) { return static_cast<const char*>(p
 char* at(void* p, size_t offset) { return static_cast<char*>(p) + offset; }
 void copy(void* dst, const void* src, size_t bytes) {
   if (dst != src && bytes) std::memmove(dst, src, bytes);
+}
+
+bool overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
 }
 
 bool uses_op(CollKind k) {
@@ -37,15 +44,15 @@ constexpr const char* kFieldNames[] = {"operation", "count", "dtype", "op", "roo
 class Step {
  public:
   Step(const xal_comm_transport_t& t, const ProcessLayout& l, uint32_t timeout_ms,
-       std::span<const HostPart> parts)
+       std::span<const HostPart> parts, Scratch& scratch)
       : t_(t), l_(l), timeout_(timeout_ms), parts_(parts), d_(parts[0].desc),
-        es_(common::dtype_size(d_.dtype)) {}
+        es_(common::dtype_size(d_.dtype)), scratch_(scratch) {}
 
   StepResult run() {
     if (!agree()) return result_;
     if (d_.count == 0) return result_;
     switch (d_.kind) {
-      case CollKind::kAllreduce: allreduce(parts_[0].out, d_.count, true); break;
+      case CollKind::kAllreduce: allreduce(); break;
       case CollKind::kReduce: reduce(); break;
       case CollKind::kBroadcast: broadcast(); break;
       case CollKind::kAllgather: allgather(); break;
@@ -102,34 +109,67 @@ class Step {
     return !mismatch;
   }
 
-  // acc[0, count) = op over every rank of the `in` at `offset` elements.
-  bool combine(void* acc, size_t count, size_t offset) {
-    const xal_op_t op = d_.op == XAL_OP_AVG ? XAL_OP_SUM : d_.op;
+  xal_op_t exchange_op() const { return d_.op == XAL_OP_AVG ? XAL_OP_SUM : d_.op; }
+
+  std::vector<void*> outs() const {
+    std::vector<void*> v;
+    for (const HostPart& p : parts_) v.push_back(p.out);
+    return v;
+  }
+
+  // acc[0, count) = op over the local ranks' inputs (a sum for avg), on
+  // several cores. acc may be one of the inputs.
+  void local_reduce(void* acc, size_t count) {
+    if (parts_.size() == 1 && parts_[0].in == acc) return;  // one rank, in place
     std::vector<const void*> srcs;
-    for (const HostPart& p : parts_) srcs.push_back(at(p.in, offset * es_));
+    for (const HostPart& p : parts_) srcs.push_back(p.in);
     void* dst[] = {acc};
-    common::reduce(d_.dtype, op, dst, srcs, count, l_.size);
-    if (!check(t_.allreduce(t_.user, acc, acc, count, d_.dtype, op, timeout_, message_,
-                            sizeof message_),
-               "allreduce"))
-      return false;
+    parallel_reduce(d_.dtype, exchange_op(), dst, srcs, count, l_.size);
+  }
+
+  // Every dst = src (count elements), divided by the global size for avg.
+  // A dst may be src.
+  void fan_out(std::span<void* const> dsts, const void* src, size_t count) {
     if (d_.op == XAL_OP_AVG) {
-      const void* src[] = {acc};
-      common::reduce(d_.dtype, XAL_OP_AVG, dst, src, count, l_.size);
+      const void* from[] = {src};
+      parallel_reduce(d_.dtype, XAL_OP_AVG, dsts, from, count, l_.size);
+    } else {
+      parallel_copy(dsts, src, count * es_);
     }
-    return true;
   }
 
-  void allreduce(void* acc, size_t count, bool copy_out) {
-    if (!combine(acc, count, 0) || !copy_out) return;
-    for (size_t i = 1; i < parts_.size(); ++i) copy(parts_[i].out, acc, count * es_);
+  xal_status_t exchange_allreduce(void* acc, size_t count) {
+    return t_.allreduce(t_.user, acc, acc, count, d_.dtype, exchange_op(), timeout_, message_,
+                        sizeof message_);
   }
 
+  void allreduce() {
+    void* acc = parts_[0].out;
+    local_reduce(acc, d_.count);
+    if (!check(exchange_allreduce(acc, d_.count), "allreduce")) return;
+    fan_out(outs(), acc, d_.count);
+  }
+
+  // Only the root's process receives (with the transport's reduce; an
+  // older transport's allreduce gives it to every process).
   void reduce() {
-    std::vector<char> acc(d_.count * es_);
-    if (!combine(acc.data(), d_.count, 0)) return;
-    if (l_.process_of(d_.root) == l_.me)
-      copy(parts_[d_.root - l_.base()].out, acc.data(), acc.size());
+    const uint32_t root = l_.process_of(d_.root);
+    const bool here = root == l_.me;
+    // A lone rank elsewhere sends its input as it is (the transport's
+    // reduce only reads it there).
+    const bool as_is = !here && t_.reduce && parts_.size() == 1;
+    void* acc = here ? parts_[d_.root - l_.base()].out
+                     : as_is ? const_cast<void*>(parts_[0].in) : scratch_.get(d_.count * es_);
+    local_reduce(acc, d_.count);
+    const xal_status_t s =
+        t_.reduce ? t_.reduce(t_.user, acc, here ? acc : nullptr, d_.count, d_.dtype,
+                              exchange_op(), root, timeout_, message_, sizeof message_)
+                  : exchange_allreduce(acc, d_.count);
+    if (!check(s, t_.reduce ? "reduce" : "allreduce")) return;
+    if (here && d_.op == XAL_OP_AVG) {
+      void* dst[] = {acc};
+      fan_out(dst, acc, d_.count);
+    }
   }
 
   void broadcast() {
@@ -139,7 +179,7 @@ class Step {
     if (!check(t_.broadcast(t_.user, buf, bytes, root, timeout_, message_, sizeof message_),
                "broadcast"))
       return;
-    for (const HostPart& p : parts_) copy(p.out, buf, bytes);
+    parallel_copy(outs(), buf, bytes);
   }
 
   void allgather() {
@@ -154,15 +194,41 @@ class Step {
                              sizeof message_),
                "allgather"))
       return;
-    for (size_t i = 1; i < parts_.size(); ++i) copy(parts_[i].out, out, l_.size * block);
+    parallel_copy(outs(), out, l_.size * block);
   }
 
+  // Each process receives only its own ranks' blocks (contiguous, as ranks
+  // are numbered process by process) with the transport's reduce_scatter;
+  // an older transport's allreduce gives every block to every process.
   void reduce_scatter() {
-    const size_t block = d_.count * es_;
-    std::vector<char> acc(l_.size * block);
-    if (!combine(acc.data(), l_.size * d_.count, 0)) return;
-    for (size_t i = 0; i < parts_.size(); ++i)
-      copy(parts_[i].out, acc.data() + (l_.base() + i) * block, block);
+    const size_t total = size_t{l_.size} * d_.count;
+    const size_t mine = size_t{l_.local()} * d_.count;
+    const bool scatter = t_.reduce_scatter != nullptr;
+    // A lone local rank whose buffers do not overlap: its input goes as it
+    // is (the transport only reads it) and the result straight into its
+    // output.
+    const bool direct = scatter && parts_.size() == 1 &&
+                        !overlap(parts_[0].in, total * es_, parts_[0].out, d_.count * es_);
+    char* acc = direct ? static_cast<char*>(const_cast<void*>(parts_[0].in))
+                       : static_cast<char*>(scratch_.get((total + (scatter ? mine : 0)) * es_));
+    local_reduce(acc, total);
+    const char* result = acc + size_t{l_.base()} * d_.count * es_;
+    if (scatter) {
+      std::vector<size_t> counts(l_.ranks.size());
+      for (size_t p = 0; p < counts.size(); ++p) counts[p] = size_t{l_.ranks[p]} * d_.count;
+      void* recv = direct ? parts_[0].out : acc + total * es_;
+      if (!check(t_.reduce_scatter(t_.user, acc, recv, counts.data(), d_.dtype, exchange_op(),
+                                   timeout_, message_, sizeof message_),
+                 "reduce_scatter"))
+        return;
+      result = static_cast<const char*>(recv);
+    } else if (!check(exchange_allreduce(acc, total), "allreduce")) {
+      return;
+    }
+    for (size_t i = 0; i < parts_.size(); ++i) {
+      void* dst[] = {parts_[i].out};
+      fan_out(dst, result + i * d_.count * es_, d_.count);
+    }
   }
 
   // To process q goes, for each local rank i and each rank k of q, the block
@@ -197,6 +263,7 @@ class Step {
   std::span<const HostPart> parts_;
   const CollDesc d_;
   const size_t es_;
+  Scratch& scratch_;
   StepResult result_;
   char message_[512] = {};
 };
@@ -209,8 +276,19 @@ uint32_t ProcessLayout::process_of(uint32_t rank) const {
 }
 
 StepResult run_transport_step(const xal_comm_transport_t& t, const ProcessLayout& layout,
-                              uint32_t timeout_ms, std::span<const HostPart> parts) {
-  return Step(t, layout, timeout_ms, parts).run();
+                              uint32_t timeout_ms, std::span<const HostPart> parts,
+                              Scratch& scratch) {
+  try {
+    return Step(t, layout, timeout_ms, parts, scratch).run();
+  } catch (const std::bad_alloc&) {
+    // The other processes may be inside the exchange already: this one
+    // cannot pair its next call with theirs, so the communicator breaks.
+    StepResult r;
+    r.status = XAL_ERROR_OUT_OF_HOST_MEMORY;
+    r.message = "out of host memory for the leader's step";
+    r.sticky = true;
+    return r;
+  }
 }
 
 }  // namespace xal::core

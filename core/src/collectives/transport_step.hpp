@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "transport_host.hpp"
 #include "xal/xal_transport.h"
 #include "xal_common/host_collective.hpp"
 
@@ -31,8 +32,12 @@ struct StepResult {
 };
 
 // Runs one call for every local rank: parts[i] is local rank i's part
-// (host views of its buffers). Writes every local output.
+// (host views of its buffers). Writes every local output. Reduce and
+// reduce_scatter use the transport's own entries when it has them (else an
+// allreduce); the local reductions and copies run on several cores.
+// `scratch` is the leader's reusable host memory.
 StepResult run_transport_step(const xal_comm_transport_t& t, const ProcessLayout& layout,
-                              uint32_t timeout_ms, std::span<const common::HostPart> parts);
+                              uint32_t timeout_ms, std::span<const common::HostPart> parts,
+                              Scratch& scratch);
 
 }  // namespace xal::core
