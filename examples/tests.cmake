@@ -54,4 +54,17 @@ if(XAL_BUILD_TESTS AND TARGET xal_example_collectives_check AND TARGET xal_backe
       ENVIRONMENT_MODIFICATION
         "XAL_BACKENDS=set:mock,opencl;XAL_MOCK_DEVICES=set:1*a100-40g,1*mi250x;${_xal_cc_env}")
   endif()
+  # Two CUDA devices of the simulated driver (no NCCL) and a mock card, the
+  # driver running a context's host functions one at a time as the real one
+  # may: the core's host functions wait for each other and must still meet.
+  if(TARGET xal_backend_cuda AND TARGET xalsim_cuda)
+    add_test(NAME example_collectives_check_cuda_sim
+             COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                     "-DEXPECT=\\[cuda\\];\\[mock\\];3 ranks, [0-9]+ checks, 0 mismatches;collectives_check: OK"
+                     -P "${CMAKE_CURRENT_LIST_FILE}")
+    set_tests_properties(example_collectives_check_cuda_sim PROPERTIES
+      LABELS "examples;integration;cuda;simulation" TIMEOUT 180
+      ENVIRONMENT_MODIFICATION
+        "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_cuda>,$<TARGET_FILE:xal_backend_mock>;XAL_MOCK_DEVICES=set:1*a100-40g;XAL_CUDA_DRIVER=set:$<TARGET_FILE:xalsim_cuda>;XALSIM_CUDA_DEVICES=set:2;XALSIM_CUDA_MEMORY=set:1GiB;XAL_CUDA_NVML=set:off;XALSIM_CUDA_SERIAL_HOST_FUNCS=set:1;XAL_CUDA_HOST_FUNCS=unset:;${_xal_cc_env}")
+  endif()
 endif()

@@ -19,6 +19,7 @@ namespace xal::cuda {
 class Nvml;
 class Nccl;
 class Kernels;
+class HostFuncRunner;
 }  // namespace xal::cuda
 
 struct xal_bdevice_s;
@@ -32,6 +33,9 @@ struct xal_backend_s {
   std::unique_ptr<xal::cuda::Nvml> nvml;
   std::unique_ptr<xal::cuda::Nccl> nccl;
   std::string note;  // describe(): "simulated driver", NCCL/NVML status
+  // Host functions on a thread of their stream (host_funcs.h); false with
+  // XAL_CUDA_HOST_FUNCS=driver: straight through cuLaunchHostFunc.
+  bool host_func_threads = true;
 
   ~xal_backend_s();
 
@@ -67,6 +71,14 @@ struct xal_bstream_s {
   xal_bdevice_s* device = nullptr;
   CUstream stream = nullptr;
   uint64_t generation = 0;
+  // Runs the stream's host functions, made on the first one (null when the
+  // driver cannot wait on host memory: cuLaunchHostFunc alone then).
+  std::mutex host_funcs_mutex;
+  bool host_funcs_tried = false;
+  std::unique_ptr<xal::cuda::HostFuncRunner> host_funcs;
+
+  xal_bstream_s();
+  ~xal_bstream_s();  // the stream must be idle or dead (see HostFuncRunner)
 };
 
 struct xal_bevent_s {

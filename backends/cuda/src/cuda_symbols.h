@@ -38,6 +38,7 @@
   X(REQUIRED, cuMemFreeHost, 2000)                \
   X(OPTIONAL, cuMemHostRegister, 6050)            \
   X(OPTIONAL, cuMemHostUnregister, 4000)          \
+  X(OPTIONAL, cuMemHostGetDevicePointer, 3020)    \
   X(REQUIRED, cuMemcpyHtoDAsync, 3020)            \
   X(REQUIRED, cuMemcpyDtoHAsync, 3020)            \
   X(REQUIRED, cuMemcpyDtoDAsync, 3020)            \
@@ -51,6 +52,7 @@
   X(REQUIRED, cuStreamQuery, 2000)                \
   X(REQUIRED, cuStreamWaitEvent, 3020)            \
   X(OPTIONAL, cuLaunchHostFunc, 10000)            \
+  X(OPTIONAL, cuStreamWaitValue32, 11070)         \
   X(REQUIRED, cuEventCreate, 2000)                \
   X(REQUIRED, cuEventDestroy, 4000)               \
   X(REQUIRED, cuEventRecord, 2000)                \
@@ -66,4 +68,5 @@
 // X(name, version, older): on a driver older than `version`, ask for
 // `older` (same signature, see the typedefs).
 #define XAL_CUDA_SYMBOL_FALLBACKS(X) \
-  X(cuEventElapsedTime, 12080, 2000)
+  X(cuEventElapsedTime, 12080, 2000) \
+  X(cuStreamWaitValue32, 11070, 8000)

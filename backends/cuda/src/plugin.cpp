@@ -90,6 +90,16 @@ xal_status_t init(const xal_backend_init_args_t* args,
                 std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
       }
     }
+    // XAL_CUDA_HOST_FUNCS=driver: host functions straight to the driver
+    // (see host_funcs.h); "thread", the default, on a thread of the stream.
+    const std::string host_funcs = config(services, "XAL_CUDA_HOST_FUNCS");
+    if (host_funcs == "driver") {
+      backend->host_func_threads = false;
+    } else if (!host_funcs.empty() && host_funcs != "thread") {
+      return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                            "cuda: XAL_CUDA_HOST_FUNCS '" + host_funcs +
+                                "' is neither 'thread' nor 'driver'");
+    }
     backend->note = note;
     if (xal_status_t s = init_devices(backend.get()); s != XAL_SUCCESS) {
       destroy(backend.release());

@@ -1,6 +1,7 @@
 // stream.cpp -- streams and the copies and memsets queued on them.
 #include "backend.h"
 #include "entries.h"
+#include "host_funcs.h"
 
 namespace xal::cuda {
 
@@ -136,6 +137,24 @@ xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
     }
     if (xal_status_t s = enter(stream, "cuLaunchHostFunc"); s != XAL_SUCCESS)
       return s;
+    std::lock_guard<std::mutex> lock(stream->host_funcs_mutex);
+    if (!stream->host_funcs_tried && backend->host_func_threads) {
+      stream->host_funcs_tried = true;
+      const char* call = nullptr;
+      CUresult r = CUDA_SUCCESS;
+      stream->host_funcs = HostFuncRunner::create(stream->device, stream->stream, &call, &r);
+      if (stream->host_funcs == nullptr) {
+        backend->log(XAL_LOG_WARNING,
+                     std::string("cuda: host functions go straight to the driver (") + call +
+                         ": " + std::to_string(r) +
+                         "); those of different streams may then run one at a time");
+      }
+    }
+    if (stream->host_funcs != nullptr) {
+      const char* call = "cuLaunchHostFunc";
+      const CUresult r = stream->host_funcs->enqueue(fn, user, &call);
+      return done(stream, r, call);
+    }
     return done(stream,
                 backend->driver.cuLaunchHostFunc(stream->stream, fn, user),
                 "cuLaunchHostFunc");
@@ -221,3 +240,6 @@ xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
 }
 
 }  // namespace xal::cuda
+
+xal_bstream_s::xal_bstream_s() = default;
+xal_bstream_s::~xal_bstream_s() = default;

@@ -147,6 +147,21 @@ CUresult sim_cuMemHostUnregister(void* p) {
   return CUDA_SUCCESS;
 }
 
+// Page-locked memory is mapped at the same address on the device (UVA).
+CUresult sim_cuMemHostGetDevicePointer(CUdeviceptr* out, void* p,
+                                       unsigned int flags) {
+  XALSIM_INJECT("cuMemHostGetDevicePointer");
+  XALSIM_CONTEXT();
+  if (out == nullptr || p == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(driver().mutex);
+  if (!host_range_known(driver().host_registered, p) &&
+      !host_range_known(driver().host_allocations, p)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *out = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
 CUresult copy(CUstream stream, void* dst, const void* src, size_t bytes) {
   return submit(stream, [dst, src, bytes] {
     std::memmove(dst, src, bytes);
@@ -212,6 +227,7 @@ const std::vector<Symbol>& memory_symbols() {
 #define S(name) {#name, reinterpret_cast<void*>(&sim_##name)}
       S(cuMemGetInfo), S(cuMemAlloc), S(cuMemFree), S(cuMemHostAlloc),
       S(cuMemFreeHost), S(cuMemHostRegister), S(cuMemHostUnregister),
+      S(cuMemHostGetDevicePointer),
       S(cuMemcpyHtoDAsync), S(cuMemcpyDtoHAsync), S(cuMemcpyDtoDAsync),
       S(cuMemcpyPeerAsync), S(cuMemsetD8Async),
 #undef S

@@ -33,6 +33,7 @@ struct Stream {
   std::deque<std::function<CUresult()>> queue;
   bool busy = false;
   bool stop = false;
+  std::atomic<bool> stopping{false};  // shutdown(): a pending wait gives up
   CUresult error = CUDA_SUCCESS;  // first failure of queued work
   std::thread worker;
 

@@ -1,7 +1,10 @@
 // sim_stream.cpp -- simulated streams (a worker thread each, in order),
 // events with host timestamps, host functions, context reset.
 // SIMULATION ONLY.
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "sim_state.h"
 
@@ -48,6 +51,7 @@ CUresult Stream::drain() {
 }
 
 void Stream::shutdown() {
+  stopping = true;
   {
     std::lock_guard<std::mutex> lock(mutex);
     stop = true;
@@ -190,6 +194,45 @@ CUresult sim_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
   });
 }
 
+// Waits, in stream order, until the 32-bit word at addr (page-locked host
+// memory, or device memory) meets the condition. The word is polled: the
+// host thread that writes it is not known to the simulation.
+CUresult sim_cuStreamWaitValue32(CUstream s, CUdeviceptr addr, cuuint32_t value,
+                                 unsigned int flags) {
+  XALSIM_INJECT("cuStreamWaitValue32");
+  XALSIM_CONTEXT();
+  if (addr == 0 || addr % 4 != 0 || flags > CU_STREAM_WAIT_VALUE_NOR) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  bool ok = false;
+  Stream* stream = find_stream(s, &ok);
+  if (!ok) return CUDA_ERROR_INVALID_HANDLE;
+  auto holds = [addr, value, flags] {
+    const uint32_t v = std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(addr))
+                           .load(std::memory_order_acquire);
+    switch (flags) {
+      case CU_STREAM_WAIT_VALUE_GEQ: return static_cast<int32_t>(v - value) >= 0;
+      case CU_STREAM_WAIT_VALUE_EQ: return v == value;
+      case CU_STREAM_WAIT_VALUE_AND: return (v & value) != 0;
+      default: return ~(v | value) != 0;  // NOR
+    }
+  };
+  auto wait = [stream, holds] {
+    for (int spins = 0; !holds(); ++spins) {
+      if (stream != nullptr && stream->stopping) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+      if (spins < 1000000) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+    return CUDA_SUCCESS;
+  };
+  if (stream == nullptr) return wait();
+  stream->push(wait);
+  return CUDA_SUCCESS;
+}
+
 Event* find_event(CUevent e) {
   Event* event = reinterpret_cast<Event*>(e);
   std::lock_guard<std::mutex> lock(driver().mutex);
@@ -317,7 +360,8 @@ const std::vector<Symbol>& stream_symbols() {
   static const std::vector<Symbol> symbols = {
 #define S(name) {#name, reinterpret_cast<void*>(&sim_##name)}
       S(cuStreamCreate), S(cuStreamDestroy), S(cuStreamSynchronize),
-      S(cuStreamQuery), S(cuLaunchHostFunc), S(cuEventCreate),
+      S(cuStreamQuery), S(cuLaunchHostFunc), S(cuStreamWaitValue32),
+      S(cuEventCreate),
       S(cuEventDestroy), S(cuEventRecord), S(cuStreamWaitEvent),
       S(cuEventQuery), S(cuEventSynchronize), S(cuEventElapsedTime),
 #undef S

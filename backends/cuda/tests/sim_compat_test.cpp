@@ -166,24 +166,50 @@ TEST_F(CudaSim, PtxOfANewerIsaThanTheDriverIsRefusedWithTheLog) {
       << last_error().message;
 }
 
-// A host function runs on a driver thread that may not call the driver.
-TEST_F(CudaSim, HostFunctionsMayNotCallTheDriver) {
-  struct Call {
-    const xal_backend_table_t* table;
-    xal_bdevice_t* device;
-    xal_status_t status = XAL_SUCCESS;
-    xal_devptr_t ptr = 0;
-  } call{table_, dev0_};
-  auto fn = [](void* user) {
-    auto* c = static_cast<Call*>(user);
-    c->status = c->table->mem_alloc(c->device, 256, &c->ptr);
-  };
-  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, fn, &call), XAL_SUCCESS);
+// A host function the driver runs may not call the driver; xal runs them on
+// a thread of its own (host_funcs.h), where they may.
+struct DriverCall {
+  const xal_backend_table_t* table;
+  xal_bdevice_t* device;
+  xal_status_t status = XAL_ERROR_INTERNAL;
+  xal_devptr_t ptr = 0;
+};
+
+void alloc_in_host_function(void* user) {
+  auto* c = static_cast<DriverCall*>(user);
+  c->status = c->table->mem_alloc(c->device, 256, &c->ptr);
+}
+
+TEST_F(CudaSim, HostFunctionsOnXalsThreadMayCallTheDriver) {
+  DriverCall call{table_, dev0_};
+  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, alloc_in_host_function, &call),
+            XAL_SUCCESS);
   ASSERT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  ASSERT_EQ(call.status, XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->mem_free(dev0_, call.ptr), XAL_SUCCESS);
+}
+
+TEST(CudaSimDriverHostFuncs, HostFunctionsMayNotCallTheDriver) {
+  setenv("XAL_CUDA_HOST_FUNCS", "driver", 1);
+  const xal_backend_table_t* table = plugin_table();
+  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(table->init(&args, &backend), XAL_SUCCESS) << last_error().message;
+  unsetenv("XAL_CUDA_HOST_FUNCS");
+  xal_bdevice_t* dev = nullptr;
+  xal_bstream_t* stream = nullptr;
+  ASSERT_EQ(table->device_get(backend, 0, &dev), XAL_SUCCESS);
+  ASSERT_EQ(table->stream_create(dev, 0, &stream), XAL_SUCCESS);
+  DriverCall call{table, dev};
+  ASSERT_EQ(table->stream_enqueue_host_func(stream, alloc_in_host_function, &call),
+            XAL_SUCCESS);
+  ASSERT_EQ(table->stream_synchronize(stream), XAL_SUCCESS);
   EXPECT_EQ(call.status, XAL_ERROR_NOT_SUPPORTED);
   // The device is still healthy: the refusal is not sticky.
-  xal_devptr_t p = alloc(dev0_, 256);
-  EXPECT_EQ(table_->mem_free(dev0_, p), XAL_SUCCESS);
+  xal_devptr_t p = 0;
+  EXPECT_EQ(table->mem_alloc(dev, 256, &p), XAL_SUCCESS);
+  EXPECT_EQ(table->mem_free(dev, p), XAL_SUCCESS);
+  EXPECT_EQ(table->shutdown(backend), XAL_SUCCESS);
 }
 
 // After a reset the driver hands out the old addresses again (the

@@ -1,0 +1,156 @@
+// host_funcs.cpp -- host functions on a thread of their stream (see
+// host_funcs.h).
+#include "host_funcs.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "backend.h"
+
+namespace xal::cuda {
+
+namespace {
+
+constexpr size_t kCounterBytes = 4096;  // one page: registered on its own
+
+void set_counter(uint32_t* counter, uint32_t value) {
+  std::atomic_ref<uint32_t>(*counter).store(value, std::memory_order_release);
+}
+
+}  // namespace
+
+HostFuncRunner::HostFuncRunner(Token, xal_bdevice_s* device, CUstream stream)
+    : device_(device), driver_(device->backend->driver), stream_(stream) {}
+
+std::unique_ptr<HostFuncRunner> HostFuncRunner::create(xal_bdevice_s* device,
+                                                       CUstream stream,
+                                                       const char** out_call,
+                                                       CUresult* out_result) {
+  const DriverSymbols& d = device->backend->driver;
+  *out_call = "cuStreamWaitValue32";
+  *out_result = CUDA_ERROR_NOT_SUPPORTED;
+  if (d.cuLaunchHostFunc == nullptr || d.cuStreamWaitValue32 == nullptr ||
+      d.cuMemHostRegister == nullptr || d.cuMemHostGetDevicePointer == nullptr) {
+    return nullptr;
+  }
+  auto r = std::make_unique<HostFuncRunner>(Token{}, device, stream);
+  r->counter_ = static_cast<uint32_t*>(std::aligned_alloc(kCounterBytes, kCounterBytes));
+  if (r->counter_ == nullptr) throw std::bad_alloc();
+  set_counter(r->counter_, 0);
+  auto failed = [&](const char* call, CUresult result) {
+    *out_call = call;
+    *out_result = result;
+    return nullptr;
+  };
+  CUresult res = d.cuMemHostRegister(r->counter_, kCounterBytes,
+                                     CU_MEMHOSTREGISTER_PORTABLE |
+                                         CU_MEMHOSTREGISTER_DEVICEMAP);
+  if (res != CUDA_SUCCESS) return failed("cuMemHostRegister", res);
+  r->registered_ = true;
+  res = d.cuMemHostGetDevicePointer(&r->counter_device_, r->counter_, 0);
+  if (res != CUDA_SUCCESS) return failed("cuMemHostGetDevicePointer", res);
+  // A wait that holds already: CUDA_ERROR_NOT_SUPPORTED here when the
+  // device cannot wait on memory.
+  res = d.cuStreamWaitValue32(stream, r->counter_device_, 0, CU_STREAM_WAIT_VALUE_GEQ);
+  if (res != CUDA_SUCCESS) return failed("cuStreamWaitValue32", res);
+  r->thread_ = std::thread([raw = r.get()] { raw->run(); });
+  *out_result = CUDA_SUCCESS;
+  return r;
+}
+
+HostFuncRunner::~HostFuncRunner() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (registered_ && device_->make_current() == CUDA_SUCCESS) {
+    driver_.cuMemHostUnregister(counter_);  // after a reset: already gone
+  }
+  std::free(counter_);
+}
+
+CUresult HostFuncRunner::enqueue(void (*fn)(void*), void* user,
+                                 const char** out_call) {
+  Job* job = nullptr;
+  uint32_t ticket = 0;
+  {
+    auto owned = std::make_unique<Job>();
+    owned->runner = this;
+    owned->fn = fn;
+    owned->user = user;
+    std::lock_guard<std::mutex> lock(mutex_);
+    ticket = owned->ticket = ++next_ticket_;
+    job = owned.get();
+    jobs_.push_back(std::move(owned));
+  }
+  CUresult r = driver_.cuLaunchHostFunc(stream_, &HostFuncRunner::reached, job);
+  if (r != CUDA_SUCCESS) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+      if (it->get() == job) {
+        jobs_.erase(it);
+        break;
+      }
+    }
+    *out_call = "cuLaunchHostFunc";
+    return r;
+  }
+  r = driver_.cuStreamWaitValue32(stream_, counter_device_, ticket,
+                                  CU_STREAM_WAIT_VALUE_GEQ);
+  if (r != CUDA_SUCCESS) {
+    // The host function is queued and will run: have it run the job itself,
+    // so that the stream still waits for it. (A job the thread has taken
+    // already runs unordered; the stream is failing anyway.)
+    std::lock_guard<std::mutex> lock(mutex_);
+    inline_.insert(job);
+    device_->backend->log(XAL_LOG_WARNING,
+                          "cuda: cuStreamWaitValue32 failed (" + std::to_string(r) +
+                              "); a host function runs on the driver's thread");
+  }
+  return CUDA_SUCCESS;
+}
+
+void CUDA_CB HostFuncRunner::reached(void* p) {
+  Job* job = static_cast<Job*>(p);
+  HostFuncRunner* self = job->runner;
+  std::unique_ptr<Job> run_here;
+  {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    if (self->inline_.erase(job) != 0 && !self->jobs_.empty() &&
+        self->jobs_.front().get() == job) {
+      run_here = std::move(self->jobs_.front());
+      self->jobs_.pop_front();
+    } else {
+      job->reached = true;
+    }
+  }
+  if (run_here) {
+    run_here->fn(run_here->user);
+    set_counter(self->counter_, run_here->ticket);
+    return;
+  }
+  self->cv_.notify_all();
+}
+
+void HostFuncRunner::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [this] {
+      return stop_ || (!jobs_.empty() && jobs_.front()->reached);
+    });
+    if (jobs_.empty() || !jobs_.front()->reached) return;  // stopping
+    std::unique_ptr<Job> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    job->fn(job->user);
+    set_counter(counter_, job->ticket);
+    lock.lock();
+  }
+}
+
+}  // namespace xal::cuda

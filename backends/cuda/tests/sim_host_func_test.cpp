@@ -1,0 +1,225 @@
+// Host functions of the CUDA backend on the simulated driver (SIMULATION
+// ONLY), with the driver running the host functions of a context one at a
+// time (XALSIM_CUDA_SERIAL_HOST_FUNCS=1, as the real driver may): xal runs
+// them on a thread of their stream, so that they may wait for each other.
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugin_fixture.h"
+
+namespace xal::cuda::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Two host functions on two streams: `waiter` waits (up to `limit`) for
+// `setter` to run.
+struct Pair {
+  std::atomic<bool> set{false};
+  std::atomic<bool> waited_out{false};
+  std::chrono::milliseconds limit{5000};
+};
+
+void waiter(void* user) {
+  auto* p = static_cast<Pair*>(user);
+  const auto end = Clock::now() + p->limit;
+  while (!p->set.load()) {
+    if (Clock::now() > end) {
+      p->waited_out = true;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+void setter(void* user) { static_cast<Pair*>(user)->set = true; }
+
+// Environment of one test, undone afterwards.
+class Env {
+ public:
+  Env(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~Env() { unsetenv(name_); }
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// A backend instance of its own (made with the environment of the test).
+class Instance {
+ public:
+  explicit Instance(const xal_backend_table_t* t) : table(t) {
+    xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
+    status = table->init(&args, &backend);
+    if (status == XAL_SUCCESS) {
+      table->device_get(backend, 0, &dev);
+      table->stream_create(dev, 0, &a);
+      table->stream_create(dev, 0, &b);
+    }
+  }
+  ~Instance() {
+    if (backend != nullptr) table->shutdown(backend);
+  }
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  // Queues the waiter on a, then the setter on b; true when both ran and
+  // the waiter saw the setter.
+  bool waiter_sees_setter(std::chrono::milliseconds limit) {
+    Pair pair;
+    pair.limit = limit;
+    EXPECT_EQ(table->stream_enqueue_host_func(a, waiter, &pair), XAL_SUCCESS);
+    EXPECT_EQ(table->stream_enqueue_host_func(b, setter, &pair), XAL_SUCCESS);
+    EXPECT_EQ(table->stream_synchronize(a), XAL_SUCCESS);
+    EXPECT_EQ(table->stream_synchronize(b), XAL_SUCCESS);
+    return pair.set && !pair.waited_out;
+  }
+
+  const xal_backend_table_t* table;
+  xal_status_t status = XAL_ERROR_INTERNAL;
+  xal_backend_t* backend = nullptr;
+  xal_bdevice_t* dev = nullptr;
+  xal_bstream_t* a = nullptr;
+  xal_bstream_t* b = nullptr;
+};
+
+TEST(CudaSimHostFuncs, WaitForEachOtherWhenTheDriverSerializesThem) {
+  Env serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
+  Instance xal(plugin_table());
+  ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
+  EXPECT_TRUE(xal.waiter_sees_setter(std::chrono::seconds(10)));
+  // And the other way round, many times.
+  for (int i = 0; i < 50; ++i) {
+    std::swap(xal.a, xal.b);
+    ASSERT_TRUE(xal.waiter_sees_setter(std::chrono::seconds(10))) << "round " << i;
+  }
+}
+
+TEST(CudaSimHostFuncs, StraightToTheSerializingDriverTheyCannot) {
+  // What the runner avoids: the setter waits behind the waiter.
+  Env serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
+  Env mode("XAL_CUDA_HOST_FUNCS", "driver");
+  Instance xal(plugin_table());
+  ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
+  EXPECT_FALSE(xal.waiter_sees_setter(std::chrono::milliseconds(300)));
+}
+
+TEST(CudaSimHostFuncs, WithoutStreamMemoryWaitsTheDriverRunsThem) {
+  // A driver without cuStreamWaitValue32: host functions go to the driver
+  // (a warning is logged), in order, and run.
+  Env hide("XALSIM_CUDA_HIDE", "cuStreamWaitValue32");
+  Instance xal(plugin_table());
+  ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
+  EXPECT_TRUE(xal.waiter_sees_setter(std::chrono::seconds(10)));
+}
+
+TEST(CudaSimHostFuncs, UnknownModeIsRefused) {
+  Env mode("XAL_CUDA_HOST_FUNCS", "fast");
+  EXPECT_EQ(xaltest::init_expecting_failure(plugin_table()), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("XAL_CUDA_HOST_FUNCS 'fast'"), std::string::npos)
+      << last_error().message;
+}
+
+// Stream order both ways: the host function sees the copy queued before it,
+// and the copy queued after it sees what it wrote.
+struct Relay {
+  std::vector<uint32_t>* in = nullptr;
+  std::vector<uint32_t>* out = nullptr;
+};
+
+void add_one(void* user) {
+  auto* r = static_cast<Relay*>(user);
+  for (size_t i = 0; i < r->in->size(); ++i) (*r->out)[i] = (*r->in)[i] + 1;
+}
+
+TEST_F(CudaSim, HostFunctionKeepsStreamOrder) {
+  Env serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
+  const size_t n = 1 << 16;
+  const size_t bytes = n * sizeof(uint32_t);
+  const xal_devptr_t dev_in = alloc(dev0_, bytes);
+  const xal_devptr_t dev_out = alloc(dev0_, bytes);
+  std::vector<uint32_t> src(n), staged(n, 0), result(n, 0), back(n, 0);
+  for (size_t i = 0; i < n; ++i) src[i] = static_cast<uint32_t>(i * 7);
+  Relay relay{&staged, &result};
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_EQ(table_->memcpy_htod(stream0_, dev_in, src.data(), bytes), XAL_SUCCESS);
+    ASSERT_EQ(table_->memcpy_dtoh(stream0_, staged.data(), dev_in, bytes), XAL_SUCCESS);
+    ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, add_one, &relay), XAL_SUCCESS);
+    ASSERT_EQ(table_->memcpy_htod(stream0_, dev_out, result.data(), bytes), XAL_SUCCESS);
+    ASSERT_EQ(table_->memcpy_dtoh(stream0_, back.data(), dev_out, bytes), XAL_SUCCESS);
+    ASSERT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+    for (size_t i = 0; i < n; i += 997) ASSERT_EQ(back[i], src[i] + 1) << i;
+    for (auto& v : src) ++v;
+  }
+  EXPECT_EQ(table_->mem_free(dev0_, dev_in), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev0_, dev_out), XAL_SUCCESS);
+}
+
+struct Order {
+  std::vector<int> seen;
+  int next = 0;
+};
+
+void note_order(void* user) {
+  auto* o = static_cast<Order*>(user);
+  o->seen.push_back(o->next++);
+}
+
+TEST_F(CudaSim, ManyHostFunctionsRunOnceEachInOrder) {
+  Order o0, o1;
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, note_order, &o0), XAL_SUCCESS);
+    ASSERT_EQ(table_->stream_enqueue_host_func(stream1_, note_order, &o1), XAL_SUCCESS);
+  }
+  ASSERT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
+  ASSERT_EQ(o0.seen.size(), 2000u);
+  ASSERT_EQ(o1.seen.size(), 2000u);
+  for (int i = 0; i < 2000; ++i) ASSERT_EQ(o0.seen[static_cast<size_t>(i)], i);
+}
+
+TEST_F(CudaSim, FailedLaunchDoesNotRunTheFunction) {
+  Order o;
+  setenv("XALSIM_CUDA_FAIL", "cuLaunchHostFunc=1", 1);
+  EXPECT_EQ(table_->stream_enqueue_host_func(stream0_, note_order, &o),
+            XAL_ERROR_INVALID_ARGUMENT);
+  unsetenv("XALSIM_CUDA_FAIL");
+  EXPECT_EQ(last_error().vendor_name, "CUDA_ERROR_INVALID_VALUE");
+  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, note_order, &o), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  EXPECT_EQ(o.seen, std::vector<int>{0});
+}
+
+TEST_F(CudaSim, FailedStreamWaitStillRunsTheFunctionInOrder) {
+  Order o;
+  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, note_order, &o), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  // The function is queued when the wait fails: it runs on the driver's
+  // thread instead, still before the work queued after it.
+  setenv("XALSIM_CUDA_FAIL", "cuStreamWaitValue32=1@1", 1);
+  EXPECT_EQ(table_->stream_enqueue_host_func(stream0_, note_order, &o), XAL_SUCCESS);
+  unsetenv("XALSIM_CUDA_FAIL");
+  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, note_order, &o), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  EXPECT_EQ(o.seen, (std::vector<int>{0, 1, 2}));
+}
+
+TEST_F(CudaSim, DestroyingAStreamAfterItsHostFunctions) {
+  for (int i = 0; i < 20; ++i) {
+    xal_bstream_t* s = nullptr;
+    ASSERT_EQ(table_->stream_create(dev1_, 0, &s), XAL_SUCCESS);
+    Order o;
+    for (int k = 0; k < 5; ++k)
+      ASSERT_EQ(table_->stream_enqueue_host_func(s, note_order, &o), XAL_SUCCESS);
+    ASSERT_EQ(table_->stream_destroy(s), XAL_SUCCESS);
+    EXPECT_EQ(o.seen.size(), 5u);
+  }
+}
+
+}  // namespace
+}  // namespace xal::cuda::test
