@@ -220,7 +220,7 @@ CUresult sim_cuStreamWaitValue32(CUstream s, CUdeviceptr addr, cuuint32_t value,
   auto wait = [stream, holds] {
     for (int spins = 0; !holds(); ++spins) {
       if (stream != nullptr && stream->stopping) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-      if (spins < 1000000) {
+      if (spins < 1000) {
         std::this_thread::yield();
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
