@@ -36,6 +36,20 @@ struct xal_backend_s {
   // Host functions on a thread of their stream (host_funcs.h); false with
   // XAL_CUDA_HOST_FUNCS=driver: straight through cuLaunchHostFunc.
   bool host_func_threads = true;
+  // Page-locked host memory the backend handed out or registered, so that
+  // a device reset (which drops the context's registrations) can register
+  // it again. Guarded by host_mutex.
+  struct HostBlock {
+    enum Kind {
+      kDriverAllocated,  // cuMemHostAlloc (a driver that cannot register)
+      kOwnPages,         // host_alloc: xal's pages, registered
+      kCallerPages,      // host_register: the caller's pages
+    };
+    size_t bytes = 0;
+    Kind kind = kOwnPages;
+  };
+  std::mutex host_mutex;
+  std::unordered_map<void*, HostBlock> host_blocks;
 
   ~xal_backend_s();
 

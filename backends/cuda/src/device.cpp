@@ -259,11 +259,15 @@ xal_status_t device_reset(xal_bdevice_t* device) {
         other->peer_state[device->index] = -1;
       }
     }
-    std::lock_guard<std::mutex> lock(device->health_mutex);
-    device->sticky_result = CUDA_SUCCESS;
-    device->sticky_status = XAL_SUCCESS;
-    device->sticky_message.clear();
-    device->unhealthy.store(false, std::memory_order_release);
+    {
+      std::lock_guard<std::mutex> lock(device->health_mutex);
+      device->sticky_result = CUDA_SUCCESS;
+      device->sticky_status = XAL_SUCCESS;
+      device->sticky_message.clear();
+      device->unhealthy.store(false, std::memory_order_release);
+    }
+    // The reset dropped the context's registrations of page-locked memory.
+    reregister_host_memory(backend);
     return XAL_SUCCESS;
   });
 }

@@ -38,6 +38,9 @@ xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
 xal_status_t host_free(xal_backend_t* backend, void* ptr);
 xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes);
 xal_status_t host_unregister(xal_backend_t* backend, void* ptr);
+// Registers the backend's page-locked blocks again after a device reset
+// (which drops the reset context's registrations); failures are logged.
+void reregister_host_memory(xal_backend_s* backend);
 
 // stream.cpp (streams and copies)
 xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,

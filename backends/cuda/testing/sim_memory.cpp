@@ -106,6 +106,7 @@ CUresult sim_cuMemHostAlloc(void** out, size_t bytes, unsigned int flags) {
   if (p == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   std::lock_guard<std::mutex> lock(driver().mutex);
   driver().host_allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+  driver().host_owner[reinterpret_cast<uintptr_t>(p)] = ctx;
   *out = p;
   return CUDA_SUCCESS;
 }
@@ -118,6 +119,7 @@ CUresult sim_cuMemFreeHost(void* p) {
   if (it == driver().host_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
   std::free(p);
   driver().host_allocations.erase(it);
+  driver().host_owner.erase(reinterpret_cast<uintptr_t>(p));
   return CUDA_SUCCESS;
 }
 
@@ -132,6 +134,7 @@ CUresult sim_cuMemHostRegister(void* p, size_t bytes, unsigned int flags) {
     return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   }
   driver().host_registered[reinterpret_cast<uintptr_t>(p)] = bytes;
+  driver().host_owner[reinterpret_cast<uintptr_t>(p)] = ctx;
   return CUDA_SUCCESS;
 }
 
@@ -144,6 +147,7 @@ CUresult sim_cuMemHostUnregister(void* p) {
     return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   }
   driver().host_registered.erase(it);
+  driver().host_owner.erase(reinterpret_cast<uintptr_t>(p));
   return CUDA_SUCCESS;
 }
 
@@ -236,3 +240,13 @@ const std::vector<Symbol>& memory_symbols() {
 }
 
 }  // namespace xalsim
+
+// 1 when `p` lies in page-locked memory the driver knows (allocated or
+// registered), else 0. For tests.
+extern "C" __attribute__((visibility("default"))) int xalsim_host_pinned(const void* p) {
+  std::lock_guard<std::mutex> lock(xalsim::driver().mutex);
+  return xalsim::host_range_known(xalsim::driver().host_registered, p) ||
+                 xalsim::host_range_known(xalsim::driver().host_allocations, p)
+             ? 1
+             : 0;
+}

@@ -98,6 +98,10 @@ struct Driver {
   std::map<size_t, std::vector<uintptr_t>> free_blocks;
   std::map<uintptr_t, size_t> host_allocations;   // cuMemHostAlloc
   std::map<uintptr_t, size_t> host_registered;    // cuMemHostRegister
+  // The context each was made in: a reset of that context frees its
+  // cuMemHostAlloc memory and drops its registrations (the real driver's
+  // primary context reset destroys all of the context's allocations).
+  std::map<uintptr_t, Context*> host_owner;
   // Every live object, owned here; handles are their addresses.
   std::map<Stream*, std::shared_ptr<Stream>> streams;  // shared: waiters
   std::map<Event*, std::unique_ptr<Event>> events;

@@ -102,6 +102,20 @@ void reset_context(Context* ctx) {
     d.modules.erase(module);
   }
   ctx->modules.clear();
+  // Page-locked memory goes with the context that made it: freed (a later
+  // touch of it is a use after free, as on the real driver), registrations
+  // dropped (the memory stays the caller's, pageable again).
+  for (auto it = d.host_owner.begin(); it != d.host_owner.end();) {
+    if (it->second != ctx) {
+      ++it;
+      continue;
+    }
+    if (d.host_allocations.erase(it->first) != 0) {
+      std::free(reinterpret_cast<void*>(it->first));
+    }
+    d.host_registered.erase(it->first);
+    it = d.host_owner.erase(it);
+  }
   // Peer mappings go with the context, from it and to it.
   ctx->enabled_peers.clear();
   for (auto& other : d.contexts) other->enabled_peers.erase(ctx->device);
