@@ -110,19 +110,36 @@ XAL_API xal_status_t xal_comm_create(const xal_device_t* devs, uint32_t n,
     for (DeviceObj* d : devices) backends.insert(d->backend);
     std::vector<std::unique_ptr<CommImpl>> impls;
     // One backend with its own library: the native path. Otherwise (mixed
-    // backends, or a backend without native collectives) the core's path.
+    // backends, or a backend without native collectives) the core's path,
+    // which also takes over, with a warning, when the library fails to make
+    // the communicator (native_failure_can_fall_back).
     // XAL_COMM_FORCE_PATH=hierarchical takes the core's path always (to
-    // measure it against the native one).
+    // measure it against the native one); =native refuses the core's path.
     const auto forced = xal::common::env("XAL_COMM_FORCE_PATH");
-    if (forced && !forced->empty() && *forced != "hierarchical" && *forced != "auto")
+    if (forced && !forced->empty() && *forced != "hierarchical" && *forced != "native" &&
+        *forced != "auto")
       return fail(XAL_ERROR_INVALID_ARGUMENT,
-                  cat("XAL_COMM_FORCE_PATH '", *forced, "' is neither 'hierarchical' nor 'auto'"));
+                  cat("XAL_COMM_FORCE_PATH '", *forced,
+                      "' is none of 'auto', 'native' and 'hierarchical'"));
     const bool force_hier = forced && *forced == "hierarchical";
-    if (!force_hier && backends.size() == 1 && devices[0]->hdr.table->comm_create) {
-      if (xal_status_t s = create_native_comms(devices, timeout, impls); s)
+    const bool force_native = forced && *forced == "native";
+    const bool native = !force_hier && backends.size() == 1 && devices[0]->hdr.table->comm_create;
+    if (force_native && !native)
+      return fail(XAL_ERROR_NOT_SUPPORTED,
+                  "XAL_COMM_FORCE_PATH=native: the devices are not of one backend with "
+                  "native collectives");
+    std::set<const Backend*> no_native;
+    if (native) {
+      const xal_status_t s = create_native_comms(devices, timeout, impls);
+      if (s && (force_native || !native_failure_can_fall_back(s))) return s;
+      if (s) {
+        warn_native_fallback(devices[0]->backend);
+        no_native.insert(devices[0]->backend);
+      }
+    }
+    if (!native || !no_native.empty()) {
+      if (xal_status_t s = create_hierarchical_comms(devices, timeout, impls, no_native); s)
         return s;
-    } else if (xal_status_t s = create_hierarchical_comms(devices, timeout, impls); s) {
-      return s;
     }
     std::vector<CommObj*> made;
     try {

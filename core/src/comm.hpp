@@ -49,6 +49,17 @@ xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
                                  uint32_t timeout_ms,
                                  std::vector<std::unique_ptr<CommImpl>>& out);
 
+// True when a backend's comm_create failed in its collective library
+// (NOT_SUPPORTED, BACKEND_UNAVAILABLE, BACKEND, INTERNAL: an NCCL that does
+// not start with this driver, say) rather than on its devices: the core's
+// path can run those ranks instead. Thread-safe.
+bool native_failure_can_fall_back(xal_status_t status);
+
+// Logs a warning that `backend`'s native collectives failed (with the
+// calling thread's last error detail) and that the core's path runs
+// instead. Thread-safe.
+void warn_native_fallback(const Backend* backend);
+
 // Group calls (api_comm.cpp). Inside xal_group_start/end on the calling
 // thread, keeps `work` for xal_group_end, which runs the kept work of each
 // `key` (a rank) in order on a thread of its own, all keys concurrently: a

@@ -111,4 +111,20 @@ xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
   return XAL_SUCCESS;
 }
 
+bool native_failure_can_fall_back(xal_status_t status) {
+  return status == XAL_ERROR_NOT_SUPPORTED || status == XAL_ERROR_BACKEND_UNAVAILABLE ||
+         status == XAL_ERROR_BACKEND || status == XAL_ERROR_INTERNAL;
+}
+
+void warn_native_fallback(const Backend* backend) {
+  xal_error_info_t info{};
+  info.struct_size = sizeof info;
+  xal_last_error(&info);
+  log_message(XAL_LOG_WARNING,
+              cat("the native collectives of backend ", backend->name, " failed (",
+                  xal_status_name(info.status), ": ", info.message,
+                  "); the core's collectives run over its devices instead")
+                  .c_str());
+}
+
 }  // namespace xal::core

@@ -23,7 +23,8 @@ class Integration : public ::testing::Test {
     std::remove(log_path.c_str());
     for (const char* v : {"XAL_FAULT_PLAN", "XAL_FAULTS", "XAL_FAULT_SEED",
                           "XAL_COMM_TIMEOUT_MS", "XAL_DEVICE_SELECTOR",
-                          "XAL_MEMORY_LIMIT", "XAL_BACKEND_PATH"}) {
+                          "XAL_MEMORY_LIMIT", "XAL_BACKEND_PATH",
+                          "XAL_COMM_FORCE_PATH"}) {
       ::unsetenv(v);
     }
     ::setenv("XAL_BACKENDS", "fault:mock", 1);
@@ -73,6 +74,110 @@ class Integration : public ::testing::Test {
   std::string log_path;
   bool initialized = false;
 };
+
+// Sums two ranks' buffers of `n` floats (rank r holds r + 1) through
+// `comms`; true when both get 3.
+bool allreduce_works(xal_device_t d0, xal_device_t d1, xal_comm_t* comms) {
+  const size_t n = 4096;
+  xal_device_t devs[2] = {d0, d1};
+  xal_devptr_t buf[2] = {};
+  xal_stream_t streams[2] = {};
+  for (int r = 0; r < 2; ++r) {
+    std::vector<float> v(n, static_cast<float>(r + 1));
+    if (xal_mem_alloc(devs[r], n * sizeof(float), &buf[r]) != XAL_SUCCESS ||
+        xal_stream_create(devs[r], 0, &streams[r]) != XAL_SUCCESS ||
+        xal_memcpy_htod(streams[r], buf[r], v.data(), n * sizeof(float)) != XAL_SUCCESS ||
+        xal_stream_synchronize(streams[r]) != XAL_SUCCESS)
+      return false;
+  }
+  bool ok = xal_group_start() == XAL_SUCCESS;
+  for (int r = 0; r < 2; ++r)
+    ok = ok && xal_allreduce(comms[r], buf[r], buf[r], n, XAL_DTYPE_F32, XAL_OP_SUM,
+                             streams[r]) == XAL_SUCCESS;
+  ok = xal_group_end() == XAL_SUCCESS && ok;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<float> out(n, 0);
+    ok = ok && xal_memcpy_dtoh(streams[r], out.data(), buf[r], n * sizeof(float)) == XAL_SUCCESS &&
+         xal_stream_synchronize(streams[r]) == XAL_SUCCESS;
+    for (float x : out) ok = ok && x == 3.0f;
+    xal_stream_destroy(streams[r]);
+    xal_mem_free(devs[r], buf[r]);
+  }
+  return ok;
+}
+
+// A native library that cannot make the communicator: the core's path runs
+// the devices instead, and says so.
+TEST_F(Integration, NativeCommFailureFallsBackToTheCorePath) {
+  init("comm_create=BACKEND_UNAVAILABLE");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  ASSERT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_SUCCESS) << last().message;
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(xal_comm_get_info(comms[0], &info), XAL_SUCCESS);
+  EXPECT_EQ(info.path, static_cast<uint32_t>(XAL_COMM_PATH_HIERARCHICAL));
+  EXPECT_NE(std::string(info.description).find("native collectives of fault(mock) failed"),
+            std::string::npos)
+      << info.description;
+  EXPECT_TRUE(allreduce_works(devs[0], devs[1], comms));
+  for (xal_comm_t c : comms) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
+}
+
+// The same for a native group of the core's path (forced here; a mixed set
+// plans the same groups): its ranks take part one by one.
+TEST_F(Integration, NativeGroupFailureFallsBackToRanksOneByOne) {
+  ::setenv("XAL_COMM_FORCE_PATH", "hierarchical", 1);
+  init("comm_create=INTERNAL");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  ASSERT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_SUCCESS) << last().message;
+  ::unsetenv("XAL_COMM_FORCE_PATH");
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(xal_comm_get_info(comms[0], &info), XAL_SUCCESS);
+  EXPECT_EQ(info.path, static_cast<uint32_t>(XAL_COMM_PATH_HIERARCHICAL));
+  EXPECT_NE(std::string(info.description).find("failed"), std::string::npos)
+      << info.description;
+  EXPECT_TRUE(allreduce_works(devs[0], devs[1], comms));
+  for (xal_comm_t c : comms) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
+}
+
+TEST_F(Integration, NativeCommFailureIsReturnedWhenTheNativePathIsForced) {
+  ::setenv("XAL_COMM_FORCE_PATH", "native", 1);
+  init("comm_create=BACKEND_UNAVAILABLE");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  EXPECT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_ERROR_BACKEND_UNAVAILABLE);
+  ::unsetenv("XAL_COMM_FORCE_PATH");
+}
+
+TEST_F(Integration, DeviceErrorOfCommCreateIsReturned) {
+  init("comm_create=OUT_OF_MEMORY");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  EXPECT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_ERROR_OUT_OF_MEMORY);
+}
+
+TEST_F(Integration, ForcedNativePathWorksAndUnknownPathIsRefused) {
+  ::setenv("XAL_COMM_FORCE_PATH", "native", 1);
+  init("");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  ASSERT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_SUCCESS) << last().message;
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(xal_comm_get_info(comms[1], &info), XAL_SUCCESS);
+  EXPECT_EQ(info.path, static_cast<uint32_t>(XAL_COMM_PATH_NATIVE));
+  EXPECT_TRUE(allreduce_works(devs[0], devs[1], comms));
+  for (xal_comm_t c : comms) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
+  ::setenv("XAL_COMM_FORCE_PATH", "fastest", 1);
+  EXPECT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last().message).find("XAL_COMM_FORCE_PATH 'fastest'"),
+            std::string::npos)
+      << last().message;
+  ::unsetenv("XAL_COMM_FORCE_PATH");
+}
 
 TEST_F(Integration, ShowsTheTargetsDevices) {
   init("");

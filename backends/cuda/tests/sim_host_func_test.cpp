@@ -16,9 +16,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Two host functions on two streams: `waiter` waits (up to `limit`) for
-// `setter` to run.
+// Two host functions on two streams: `waiter` (running first) waits, up to
+// `limit`, for `setter` to run.
 struct Pair {
+  std::atomic<bool> started{false};
   std::atomic<bool> set{false};
   std::atomic<bool> waited_out{false};
   std::chrono::milliseconds limit{5000};
@@ -26,6 +27,7 @@ struct Pair {
 
 void waiter(void* user) {
   auto* p = static_cast<Pair*>(user);
+  p->started = true;
   const auto end = Clock::now() + p->limit;
   while (!p->set.load()) {
     if (Clock::now() > end) {
@@ -74,6 +76,11 @@ class Instance {
     Pair pair;
     pair.limit = limit;
     EXPECT_EQ(table->stream_enqueue_host_func(a, waiter, &pair), XAL_SUCCESS);
+    // The setter is queued once the waiter runs (and holds the driver's
+    // host function thread when the driver serializes them).
+    const auto end = Clock::now() + std::chrono::seconds(10);
+    while (!pair.started && Clock::now() < end) std::this_thread::yield();
+    EXPECT_TRUE(pair.started);
     EXPECT_EQ(table->stream_enqueue_host_func(b, setter, &pair), XAL_SUCCESS);
     EXPECT_EQ(table->stream_synchronize(a), XAL_SUCCESS);
     EXPECT_EQ(table->stream_synchronize(b), XAL_SUCCESS);

@@ -13,7 +13,8 @@ std::string GroupPlan::describe_slots() const {
   return s;
 }
 
-GroupPlan make_group_plan(std::span<DeviceObj* const> devices) {
+GroupPlan make_group_plan(std::span<DeviceObj* const> devices,
+                          const std::set<const Backend*>& no_native) {
   GroupPlan p;
   const auto n = static_cast<uint32_t>(devices.size());
   p.group_of.resize(n);
@@ -29,7 +30,7 @@ GroupPlan make_group_plan(std::span<DeviceObj* const> devices) {
     p.groups[g].ranks.push_back(r);
   }
   for (auto& g : p.groups)
-    g.native = g.ranks.size() > 1 &&
+    g.native = g.ranks.size() > 1 && !no_native.contains(g.backend) &&
                backend_has_native_collectives(devices[g.ranks[0]]->hdr.table);
   // Slots in rank order: a native group's slot is its leader's.
   for (uint32_t r = 0; r < n; ++r) {

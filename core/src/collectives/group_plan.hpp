@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -37,7 +38,9 @@ struct GroupPlan {
 // for a group (comm_create, broadcast, and reduce or allreduce). Thread-safe.
 bool backend_has_native_collectives(const xal_backend_table_t* table);
 
-// The plan for `devices` in rank order. Reads the devices only; thread-safe.
-GroupPlan make_group_plan(std::span<DeviceObj* const> devices);
+// The plan for `devices` in rank order; backends in `no_native` get no
+// native group. Reads the devices only; thread-safe.
+GroupPlan make_group_plan(std::span<DeviceObj* const> devices,
+                          const std::set<const Backend*>& no_native = {});
 
 }  // namespace xal::core

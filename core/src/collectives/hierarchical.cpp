@@ -328,37 +328,54 @@ std::string describe(const Shared& s, std::span<DeviceObj* const> devices) {
 }  // namespace
 
 xal_status_t create_hierarchical_comms(std::span<DeviceObj* const> devices, uint32_t timeout_ms,
-                                       std::vector<std::unique_ptr<CommImpl>>& out) {
+                                       std::vector<std::unique_ptr<CommImpl>>& out,
+                                       std::set<const Backend*> no_native) {
   Runtime* rt = runtime();
   if (!rt || !rt->host) return not_initialized();
   const auto n = static_cast<uint32_t>(devices.size());
-  auto shared = std::make_shared<Shared>();
-  if (xal_status_t s = chunk_bytes_from_env(&shared->chunk_bytes); s) return s;
-  shared->plan = make_group_plan(devices);
-  shared->flat = std::make_shared<Exchange>(n, timeout_ms, shared->error);
-  if (shared->plan.hierarchical())
-    shared->leaders = std::make_shared<Exchange>(shared->plan.slots(), timeout_ms, shared->error);
-  shared->native.resize(shared->plan.groups.size());
-  shared->native_reduce = true;
-  for (size_t gi = 0; gi < shared->plan.groups.size(); ++gi) {
-    const GroupPlan::Group& g = shared->plan.groups[gi];
-    if (!g.native) continue;
-    DeviceObj* first = devices[g.ranks[0]];
-    std::vector<xal_bdevice_t*> natives;
-    for (uint32_t r : g.ranks) natives.push_back(devices[r]->native);
-    Shared::NativeGroup& ng = shared->native[gi];
-    ng.table = first->hdr.table;
-    shared->native_reduce = shared->native_reduce && ng.table->reduce;
-    std::vector<xal_bcomm_t*> comms(natives.size(), nullptr);
-    xal_bcomm_options_t opts{};
-    opts.struct_size = sizeof opts;
-    opts.timeout_ms = timeout_ms;
-    const xal_status_t s = ng.table->comm_create(
-        natives.data(), static_cast<uint32_t>(natives.size()), &opts, comms.data());
-    if (s != XAL_SUCCESS) return fail_backend(first->backend, first, s);
-    ng.comms = std::move(comms);
+  std::shared_ptr<Shared> shared;
+  // Each pass plans without the backends whose library failed so far: at
+  // most one more pass per backend.
+  for (bool planned = false; !planned;) {
+    shared = std::make_shared<Shared>();
+    if (xal_status_t s = chunk_bytes_from_env(&shared->chunk_bytes); s) return s;
+    shared->plan = make_group_plan(devices, no_native);
+    shared->flat = std::make_shared<Exchange>(n, timeout_ms, shared->error);
+    if (shared->plan.hierarchical())
+      shared->leaders = std::make_shared<Exchange>(shared->plan.slots(), timeout_ms, shared->error);
+    shared->native.resize(shared->plan.groups.size());
+    shared->native_reduce = true;
+    planned = true;
+    for (size_t gi = 0; gi < shared->plan.groups.size() && planned; ++gi) {
+      const GroupPlan::Group& g = shared->plan.groups[gi];
+      if (!g.native) continue;
+      DeviceObj* first = devices[g.ranks[0]];
+      std::vector<xal_bdevice_t*> natives;
+      for (uint32_t r : g.ranks) natives.push_back(devices[r]->native);
+      Shared::NativeGroup& ng = shared->native[gi];
+      ng.table = first->hdr.table;
+      shared->native_reduce = shared->native_reduce && ng.table->reduce;
+      std::vector<xal_bcomm_t*> comms(natives.size(), nullptr);
+      xal_bcomm_options_t opts{};
+      opts.struct_size = sizeof opts;
+      opts.timeout_ms = timeout_ms;
+      const xal_status_t s = ng.table->comm_create(
+          natives.data(), static_cast<uint32_t>(natives.size()), &opts, comms.data());
+      if (s != XAL_SUCCESS) {
+        fail_backend(first->backend, first, s);
+        if (!native_failure_can_fall_back(s)) return s;
+        warn_native_fallback(first->backend);
+        no_native.insert(first->backend);
+        planned = false;  // the groups made so far go with this Shared
+        continue;
+      }
+      ng.comms = std::move(comms);
+    }
   }
+  clear_pending();
   shared->description = describe(*shared, devices);
+  for (const Backend* b : no_native)
+    shared->description += cat("; native collectives of ", b->name, " failed (see the log)");
   out.clear();
   for (uint32_t i = 0; i < n; ++i)
     out.push_back(std::make_unique<HierComm>(devices[i], i, shared, *rt->host));

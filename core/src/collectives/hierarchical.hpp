@@ -22,6 +22,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -30,8 +31,12 @@
 namespace xal::core {
 
 // Fills `out` with one impl per device, or returns an error (detail set).
+// Backends in `no_native` get no native group; a backend whose library
+// fails to make its group (native_failure_can_fall_back) joins them, with a
+// warning, and its ranks take part one by one.
 xal_status_t create_hierarchical_comms(std::span<DeviceObj* const> devices,
                                        uint32_t timeout_ms,
-                                       std::vector<std::unique_ptr<CommImpl>>& out);
+                                       std::vector<std::unique_ptr<CommImpl>>& out,
+                                       std::set<const Backend*> no_native = {});
 
 }  // namespace xal::core
