@@ -21,7 +21,8 @@
 #
 # The run: system facts (nvidia-smi), xal-info, the conformance suite in
 # full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
-# every collective on the CUDA devices with a mock card (collectives_check),
+# every collective on the CUDA devices with a mock card (collectives_check,
+# then xal-bench coll with the backend's host function threads and without),
 # and xal-cuda-rawbench (raw driver API against xal, same run). It stops
 # each step at its own time limit so that the whole run stays under 8
 # minutes. summary.txt lists each step's outcome and the targets:
@@ -218,13 +219,13 @@ run_checks() {
   step xal-info 20 "$bin/xal-info" --json
   cp "$OUT_DIR/xal-info.log" "$OUT_DIR/xal-info.json"
   if [[ -x "$bin/xal-conform" ]]; then
-    step conformance 190 "$bin/xal-conform" --backend cuda \
+    step conformance 170 "$bin/xal-conform" --backend cuda \
       --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
   else
     STEPS+=("conformance  MISSING from the bundle")
   fi
   if [[ -x "$bin/xal-bench" ]]; then
-    step bench-copy 70 "$bin/xal-bench" copy --benchmark_min_time=0.2 \
+    step bench-copy 60 "$bin/xal-bench" copy --benchmark_min_time=0.2 \
       --benchmark_format=json --benchmark_out="$OUT_DIR/bench-copy.json"
     step bench-dispatch 40 "$bin/xal-bench" dispatch --benchmark_min_time=0.1 \
       --benchmark_format=json --benchmark_out="$OUT_DIR/bench-dispatch.json"
@@ -235,17 +236,29 @@ run_checks() {
   # whose host functions wait for each other across streams (the backend
   # runs them on threads of its own; see backends/cuda/README.md).
   if [[ -x "$bin/collectives_check" && -e "$bundle/lib/xal/libxal_backend_mock.so" ]]; then
-    step mixed-collectives 40 env XAL_BACKENDS=cuda,mock XAL_MOCK_DEVICES=1*h100-sxm-80g \
+    step mixed-collectives 30 env XAL_BACKENDS=cuda,mock XAL_MOCK_DEVICES=1*h100-sxm-80g \
       XALSIM_CUDA_SERIAL_HOST_FUNCS=1 "$bin/collectives_check"
+    # The same set through xal-bench coll, host functions on the backend's
+    # threads (default) and straight to the driver: the figures of both,
+    # or a TIMEOUT where the driver runs a context's host functions one at
+    # a time (backends/cuda/README.md, Host functions).
+    if [[ -x "$bin/xal-bench" ]]; then
+      local mode
+      for mode in thread driver; do
+        step "coll-$mode" 35 env XAL_BACKENDS=cuda,mock XAL_MOCK_DEVICES=1*h100-sxm-80g \
+          XAL_CUDA_HOST_FUNCS="$mode" XAL_COMM_TIMEOUT_MS=5000 XALSIM_CUDA_SERIAL_HOST_FUNCS=1 \
+          "$bin/xal-bench" coll -b 64K -e 16M -f 4 -n 10 -w 2 -c 1 --no-mpi
+      done
+    fi
   else
     STEPS+=("mixed-collectives MISSING from the bundle")
   fi
   if [[ -x "$bin/xal-cuda-rawbench" ]]; then
     if [[ "$simulate" == 1 ]]; then
-      step rawbench 90 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
+      step rawbench 80 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
         --sizes 1MiB 4MiB --iterations 4 --trials 2 --launches 2048
     else
-      step rawbench 90 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
+      step rawbench 80 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
     fi
   else
     STEPS+=("rawbench     MISSING from the bundle")
@@ -262,6 +275,14 @@ run_checks() {
       echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us):"
       cat "$OUT_DIR/rawbench.log"
     fi
+    local mode
+    for mode in thread driver; do
+      if [[ -f "$OUT_DIR/coll-$mode.log" ]]; then
+        echo
+        echo "xal-bench coll, CUDA + mock, XAL_CUDA_HOST_FUNCS=$mode:"
+        grep -E '^ +[0-9]|^#' "$OUT_DIR/coll-$mode.log" | head -12
+      fi
+    done
     if [[ -f "$OUT_DIR/conformance.log" ]]; then
       echo
       echo "conformance (last lines):"

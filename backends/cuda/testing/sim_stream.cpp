@@ -234,10 +234,10 @@ CUresult sim_cuStreamWaitValue32(CUstream s, CUdeviceptr addr, cuuint32_t value,
   auto wait = [stream, holds] {
     for (int spins = 0; !holds(); ++spins) {
       if (stream != nullptr && stream->stopping) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-      if (spins < 1000) {
+      if (spins < 50) {
         std::this_thread::yield();
       } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        std::this_thread::sleep_for(std::chrono::microseconds(10));
       }
     }
     return CUDA_SUCCESS;
