@@ -30,7 +30,7 @@ struct Layout {
   const char* ranks;
 };
 
-class MixedGroups : public ::testing::Test {
+class MixedGroups : public ::testing::Test, protected RankSet {
  protected:
   void start(const Layout& l, uint32_t timeout_ms = 0) {
     env_.push_back(std::make_unique<ScopedEnv>("XAL_TESTDEV_ASYNC", "1"));
@@ -42,17 +42,7 @@ class MixedGroups : public ::testing::Test {
     uint32_t next_mock = 0;
     for (const char* c = l.ranks; *c; ++c) {
       const uint32_t index = *c == 'm' ? next_mock++ : l.mocks + (*c == 't' ? 0 : 2);
-      xal_device_t d;
-      ASSERT_XAL_OK(xal_device_get(index, &d));
-      dev.push_back(d);
-      xal_stream_t s;
-      ASSERT_XAL_OK(xal_stream_create(d, 0, &s));
-      stream.push_back(s);
-      xal_devptr_t a, b;
-      ASSERT_XAL_OK(xal_mem_alloc(d, kMaxBytes, &a));
-      ASSERT_XAL_OK(xal_mem_alloc(d, kMaxBytes, &b));
-      send.push_back(a);
-      recv.push_back(b);
+      ASSERT_NO_FATAL_FAILURE(add_rank(index, kMaxBytes));
     }
     comm.resize(dev.size());
     xal_comm_options_t o{};
@@ -76,34 +66,17 @@ class MixedGroups : public ::testing::Test {
     for (size_t r = 0; r < size(); ++r) {
       std::vector<int32_t> v(elems);
       for (size_t i = 0; i < elems; ++i) v[i] = value(r, i);
-      ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size() * 4));
-      ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+      ASSERT_NO_FATAL_FAILURE(put(r, v));
     }
-  }
-  std::vector<int32_t> get(size_t r, size_t n) {
-    std::vector<int32_t> v(n);
-    EXPECT_EQ(xal_memcpy_dtoh(stream[r], v.data(), recv[r], n * 4), XAL_SUCCESS);
-    EXPECT_EQ(xal_stream_synchronize(stream[r]), XAL_SUCCESS);
-    return v;
   }
   // Issues `call` for every rank from this thread (every backend here
   // queues without blocking).
   void each(const std::function<xal_status_t(size_t)>& call) {
     for (size_t r = 0; r < size(); ++r) ASSERT_EQ(call(r), XAL_SUCCESS) << r << ": " << last_error().message;
   }
-  xal_status_t async_error(size_t r) {
-    xal_status_t e = XAL_SUCCESS;
-    EXPECT_EQ(xal_comm_get_async_error(comm[r], &e), XAL_SUCCESS);
-    return e;
-  }
-
   static constexpr size_t kMaxCount = 2600;
   static constexpr size_t kMaxBytes = kMaxCount * 5 * 4;
   std::vector<std::unique_ptr<ScopedEnv>> env_;
-  std::vector<xal_device_t> dev;
-  std::vector<xal_stream_t> stream;
-  std::vector<xal_comm_t> comm;
-  std::vector<xal_devptr_t> send, recv;
 };
 
 class MixedComm : public MixedGroups, public ::testing::WithParamInterface<Layout> {

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "xal/xal.h"
 
@@ -84,3 +85,51 @@ class Xal : public ::testing::Test {
     ASSERT_EQ(s_, XAL_SUCCESS) << #call << " gave " << xal_status_name(s_) \
                                << ": " << xal_test::last_error().message; \
   } while (0)
+
+namespace xal_test {
+
+// The ranks of a communicator under test: each one's device, stream and
+// send/recv buffers (comm is filled by the test).
+struct RankSet {
+  std::vector<xal_device_t> dev;
+  std::vector<xal_stream_t> stream;
+  std::vector<xal_comm_t> comm;
+  std::vector<xal_devptr_t> send, recv;
+
+  // Appends device `index` with a stream and two buffers of `bytes`; a
+  // fatal failure of the test when one cannot be made (wrap the call in
+  // ASSERT_NO_FATAL_FAILURE).
+  void add_rank(uint32_t index, size_t bytes) {
+    xal_device_t d;
+    ASSERT_XAL_OK(xal_device_get(index, &d));
+    dev.push_back(d);
+    xal_stream_t s;
+    ASSERT_XAL_OK(xal_stream_create(d, 0, &s));
+    stream.push_back(s);
+    xal_devptr_t a, b;
+    ASSERT_XAL_OK(xal_mem_alloc(d, bytes, &a));
+    ASSERT_XAL_OK(xal_mem_alloc(d, bytes, &b));
+    send.push_back(a);
+    recv.push_back(b);
+  }
+  // Copies int32 values into rank r's send buffer, and waits.
+  void put(size_t r, const std::vector<int32_t>& v) {
+    ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size() * 4));
+    ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
+  }
+  // The first n int32 values of rank r's recv buffer (after its stream).
+  std::vector<int32_t> get(size_t r, size_t n) {
+    std::vector<int32_t> v(n);
+    EXPECT_EQ(xal_memcpy_dtoh(stream[r], v.data(), recv[r], n * 4), XAL_SUCCESS);
+    EXPECT_EQ(xal_stream_synchronize(stream[r]), XAL_SUCCESS);
+    return v;
+  }
+  // Rank r's communicator's asynchronous error.
+  xal_status_t async_error(size_t r) {
+    xal_status_t e = XAL_SUCCESS;
+    EXPECT_EQ(xal_comm_get_async_error(comm[r], &e), XAL_SUCCESS);
+    return e;
+  }
+};
+
+}  // namespace xal_test

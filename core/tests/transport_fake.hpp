@@ -170,12 +170,8 @@ inline void abort_fn(void* u) {
 inline void release_fn(void* u) { ++P(u).released; }
 
 // A fake process over testdev devices `indices`.
-struct Side {
+struct Side : RankSet {
   Proc proc;
-  std::vector<xal_device_t> dev;
-  std::vector<xal_stream_t> stream;
-  std::vector<xal_comm_t> comm;
-  std::vector<xal_devptr_t> send, recv;
 
   Side(Hub& hub, uint32_t me, std::vector<uint32_t> ranks) {
     proc.hub = &hub;
@@ -200,19 +196,7 @@ struct Side {
     proc.t.reduce_scatter = reduce_scatter;
   }
   void open(const std::vector<uint32_t>& indices, size_t bytes) {
-    for (uint32_t i : indices) {
-      xal_device_t d;
-      ASSERT_XAL_OK(xal_device_get(i, &d));
-      dev.push_back(d);
-      xal_stream_t s;
-      ASSERT_XAL_OK(xal_stream_create(d, 0, &s));
-      stream.push_back(s);
-      xal_devptr_t a, b;
-      ASSERT_XAL_OK(xal_mem_alloc(d, bytes, &a));
-      ASSERT_XAL_OK(xal_mem_alloc(d, bytes, &b));
-      send.push_back(a);
-      recv.push_back(b);
-    }
+    for (uint32_t i : indices) ASSERT_NO_FATAL_FAILURE(add_rank(i, bytes));
   }
   xal_status_t create(uint32_t timeout_ms = 0) {
     comm.resize(dev.size());
@@ -222,23 +206,8 @@ struct Side {
     return xal_comm_create_transport(dev.data(), static_cast<uint32_t>(dev.size()), &o, &proc.t,
                                      comm.data());
   }
-  void put(size_t r, const std::vector<int32_t>& v) {
-    ASSERT_XAL_OK(xal_memcpy_htod(stream[r], send[r], v.data(), v.size() * 4));
-    ASSERT_XAL_OK(xal_stream_synchronize(stream[r]));
-  }
-  std::vector<int32_t> get(size_t r, size_t n) {
-    std::vector<int32_t> v(n);
-    EXPECT_EQ(xal_memcpy_dtoh(stream[r], v.data(), recv[r], n * 4), XAL_SUCCESS);
-    EXPECT_EQ(xal_stream_synchronize(stream[r]), XAL_SUCCESS);
-    return v;
-  }
   void sync() {
     for (xal_stream_t s : stream) EXPECT_EQ(xal_stream_synchronize(s), XAL_SUCCESS);
-  }
-  xal_status_t async_error(size_t r) {
-    xal_status_t e = XAL_SUCCESS;
-    EXPECT_EQ(xal_comm_get_async_error(comm[r], &e), XAL_SUCCESS);
-    return e;
   }
   void destroy() {
     for (xal_comm_t c : comm) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
