@@ -195,8 +195,12 @@ void HostStep::open_copy_streams() {
   tried_streams_ = true;
   // Without them the copies share the caller's stream: chunked, not overlapped.
   if (!t_->stream_create || !t_->stream_destroy) return;
-  if (t_->stream_create(device_->native, 0, &copy_in_) != XAL_SUCCESS) copy_in_ = nullptr;
-  if (t_->stream_create(device_->native, 0, &copy_out_) != XAL_SUCCESS) copy_out_ = nullptr;
+  // Non-blocking: no implicit tie to a legacy default stream, and HIP runs
+  // the host functions of non-blocking streams concurrently (they wait for
+  // each other here).
+  constexpr uint32_t kFlags = XAL_STREAM_NON_BLOCKING;
+  if (t_->stream_create(device_->native, kFlags, &copy_in_) != XAL_SUCCESS) copy_in_ = nullptr;
+  if (t_->stream_create(device_->native, kFlags, &copy_out_) != XAL_SUCCESS) copy_out_ = nullptr;
   clear_pending();
 }
 
