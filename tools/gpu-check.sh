@@ -23,6 +23,7 @@
 # full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
 # every collective on the CUDA devices with a mock card (collectives_check,
 # then xal-bench coll with the backend's host function threads and without),
+# xal-bench coll through NCCL when the machine has a libnccl.so.2,
 # and xal-cuda-rawbench (raw driver API against xal, same run). It stops
 # each step at its own time limit so that the whole run stays under 8
 # minutes. summary.txt lists each step's outcome and the targets:
@@ -219,13 +220,13 @@ run_checks() {
   step xal-info 20 "$bin/xal-info" --json
   cp "$OUT_DIR/xal-info.log" "$OUT_DIR/xal-info.json"
   if [[ -x "$bin/xal-conform" ]]; then
-    step conformance 170 "$bin/xal-conform" --backend cuda \
+    step conformance 140 "$bin/xal-conform" --backend cuda \
       --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
   else
     STEPS+=("conformance  MISSING from the bundle")
   fi
   if [[ -x "$bin/xal-bench" ]]; then
-    step bench-copy 60 "$bin/xal-bench" copy --benchmark_min_time=0.2 \
+    step bench-copy 55 "$bin/xal-bench" copy --benchmark_min_time=0.2 \
       --benchmark_format=json --benchmark_out="$OUT_DIR/bench-copy.json"
     step bench-dispatch 40 "$bin/xal-bench" dispatch --benchmark_min_time=0.1 \
       --benchmark_format=json --benchmark_out="$OUT_DIR/bench-dispatch.json"
@@ -253,12 +254,28 @@ run_checks() {
   else
     STEPS+=("mixed-collectives MISSING from the bundle")
   fi
+  # NCCL, where one is on the machine (the system's, or the one PyTorch's
+  # wheels bring): a communicator over the CUDA devices alone takes the
+  # native path (one rank on a single GPU), results checked.
+  if [[ "$simulate" != 1 && -x "$bin/xal-bench" ]]; then
+    local nccl
+    nccl="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
+    [[ -n "$nccl" ]] || nccl="$(timeout 20 find /usr/lib /usr/local /opt -name libnccl.so.2 \
+                                2>/dev/null | head -1)"
+    if [[ -n "$nccl" ]]; then
+      echo "nccl: $nccl" >>"$OUT_DIR/system.txt"
+      step nccl 30 env XAL_BACKENDS=cuda XAL_CUDA_NCCL="$nccl" \
+        "$bin/xal-bench" coll -b 1M -e 64M -f 8 -n 10 -w 2 -c 1 --no-mpi
+    else
+      STEPS+=("nccl         none on this machine")
+    fi
+  fi
   if [[ -x "$bin/xal-cuda-rawbench" ]]; then
     if [[ "$simulate" == 1 ]]; then
-      step rawbench 80 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
+      step rawbench 70 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
         --sizes 1MiB 4MiB --iterations 4 --trials 2 --launches 2048
     else
-      step rawbench 80 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
+      step rawbench 70 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
     fi
   else
     STEPS+=("rawbench     MISSING from the bundle")
@@ -274,6 +291,11 @@ run_checks() {
     if [[ -f "$OUT_DIR/rawbench.log" ]]; then
       echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us):"
       cat "$OUT_DIR/rawbench.log"
+    fi
+    if [[ -f "$OUT_DIR/nccl.log" ]]; then
+      echo
+      echo "xal-bench coll, CUDA devices with NCCL ($(grep -m1 '^nccl:' "$OUT_DIR/system.txt")):"
+      grep -E '^ +[0-9]|^#|warning' "$OUT_DIR/nccl.log" | head -12
     fi
     local mode
     for mode in thread driver; do
