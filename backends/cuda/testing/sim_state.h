@@ -33,14 +33,18 @@ struct Stream {
   std::deque<std::function<CUresult()>> queue;
   bool busy = false;
   bool stop = false;
-  std::atomic<bool> stopping{false};  // shutdown(): a pending wait gives up
+  std::atomic<bool> stopping{false};  // abandon(): a pending wait gives up
   CUresult error = CUDA_SUCCESS;  // first failure of queued work
+  std::atomic<bool> exited{false};  // the worker has returned
   std::thread worker;
 
+  ~Stream();  // abandons a stream still running
   void run();
   void push(std::function<CUresult()> task);
   CUresult drain();  // waits until idle; returns and clears `error`
+  void retire();     // the worker ends once the queue is empty; no wait
   void shutdown();   // drains and joins
+  void abandon();    // drops what is queued (a context reset) and joins
 };
 
 struct Event {
@@ -70,6 +74,9 @@ struct Context {
   int retained = 0;
   std::atomic<CUresult> sticky{CUDA_SUCCESS};
   std::set<Stream*> streams;
+  // Destroyed streams whose queued work still runs (cuStreamDestroy
+  // returns at once, as the real driver's does); a reset drops their work.
+  std::vector<std::shared_ptr<Stream>> retired;
   std::set<Event*> events;
   std::map<Module*, std::vector<std::unique_ptr<Function>>> modules;
   std::set<int> peers;  // devices this context may access directly

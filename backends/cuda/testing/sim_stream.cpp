@@ -18,11 +18,18 @@ namespace xalsim {
   Context* ctx = context_for_call(&ctx_error_);   \
   if (ctx == nullptr) return ctx_error_;
 
+Stream::~Stream() {
+  if (worker.joinable()) abandon();
+}
+
 void Stream::run() {
   std::unique_lock<std::mutex> lock(mutex);
   for (;;) {
     cv.wait(lock, [this] { return stop || !queue.empty(); });
-    if (queue.empty()) return;  // stop requested and nothing left
+    if (queue.empty()) {  // stop requested and nothing left
+      exited = true;
+      return;
+    }
     std::function<CUresult()> task = std::move(queue.front());
     queue.pop_front();
     busy = true;
@@ -50,8 +57,22 @@ CUresult Stream::drain() {
   return r;
 }
 
-void Stream::shutdown() {
+void Stream::abandon() {
   stopping = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.clear();
+  }
+  shutdown();
+}
+
+void Stream::retire() {
+  std::lock_guard<std::mutex> lock(mutex);
+  stop = true;
+  cv.notify_all();
+}
+
+void Stream::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mutex);
     stop = true;
@@ -91,8 +112,11 @@ void reset_context(Context* ctx) {
       d.streams.erase(it);
     }
     ctx->streams.clear();
+    for (auto& s : ctx->retired) streams.push_back(std::move(s));
+    ctx->retired.clear();
   }
-  for (const auto& s : streams) s->shutdown();
+  // The real driver drops the work of a reset context's streams.
+  for (const auto& s : streams) s->abandon();
   streams.clear();
   std::lock_guard<std::mutex> lock(d.mutex);
   for (Event* e : ctx->events) d.events.erase(e);
@@ -154,15 +178,28 @@ CUresult sim_cuStreamDestroy(CUstream s) {
   bool ok = false;
   Stream* stream = find_stream(s, &ok);
   if (!ok || stream == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  std::shared_ptr<Stream> owned;
+  // As the driver: the call returns at once, what is queued still runs.
+  std::vector<std::shared_ptr<Stream>> finished;
   {
     std::lock_guard<std::mutex> lock(driver().mutex);
     auto it = driver().streams.find(stream);
-    owned = std::move(it->second);
+    std::shared_ptr<Stream> owned = std::move(it->second);
     driver().streams.erase(it);
-    stream->ctx->streams.erase(stream);
+    Context* c = stream->ctx;
+    c->streams.erase(stream);
+    owned->retire();
+    auto& retired = c->retired;
+    for (auto r = retired.begin(); r != retired.end();) {
+      if ((*r)->exited) {
+        finished.push_back(std::move(*r));
+        r = retired.erase(r);
+      } else {
+        ++r;
+      }
+    }
+    retired.push_back(std::move(owned));
   }
-  owned->shutdown();  // runs what is queued, as the driver does
+  for (auto& f : finished) f->shutdown();  // joins (the worker has returned)
   return CUDA_SUCCESS;
 }
 

@@ -228,5 +228,51 @@ TEST_F(CudaSim, DestroyingAStreamAfterItsHostFunctions) {
   }
 }
 
+// A reset while a host function runs and another waits behind it: the
+// reset does not wait for them, the running one finishes on its thread, the
+// one the stream never reached is dropped, and the stale stream's destroy
+// returns once the running one has.
+struct Held {
+  std::atomic<bool> running{false};
+  std::atomic<bool> release{false};
+  std::atomic<int> ran{0};
+};
+
+void hold(void* user) {
+  auto* h = static_cast<Held*>(user);
+  h->running = true;
+  while (!h->release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  h->ran.fetch_add(1);
+}
+
+void count_held(void* user) { static_cast<Held*>(user)->ran.fetch_add(1); }
+
+TEST_F(CudaSim, ResetWhileAHostFunctionRuns) {
+  Held h;
+  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, hold, &h), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, count_held, &h), XAL_SUCCESS);
+  const auto end = Clock::now() + std::chrono::seconds(10);
+  while (!h.running && Clock::now() < end) std::this_thread::yield();
+  ASSERT_TRUE(h.running);
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+  // The device works again: a new stream runs host functions.
+  xal_bstream_t* fresh = nullptr;
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &fresh), XAL_SUCCESS);
+  Held other;
+  other.release = true;
+  ASSERT_EQ(table_->stream_enqueue_host_func(fresh, hold, &other), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(fresh), XAL_SUCCESS);
+  EXPECT_EQ(other.ran.load(), 1);
+  EXPECT_EQ(table_->stream_destroy(fresh), XAL_SUCCESS);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    h.release = true;
+  });
+  table_->stream_destroy(stream0_);  // stale: its status is the reset's business
+  stream0_ = stream_ = nullptr;
+  releaser.join();
+  EXPECT_EQ(h.ran.load(), 1);  // the running one finished, the other was dropped
+}
+
 }  // namespace
 }  // namespace xal::cuda::test
