@@ -107,7 +107,9 @@ CUresult HostFuncRunner::enqueue(void (*fn)(void*), void* user,
     // so that the stream still waits for it. (A job the thread has taken
     // already runs unordered; the stream is failing anyway.)
     std::lock_guard<std::mutex> lock(mutex_);
-    inline_.insert(job);
+    for (const auto& queued : jobs_) {
+      if (queued.get() == job && !job->reached) inline_.insert(job);
+    }
     device_->backend->log(XAL_LOG_WARNING,
                           "cuda: cuStreamWaitValue32 failed (" + std::to_string(r) +
                               "); a host function runs on the driver's thread");
