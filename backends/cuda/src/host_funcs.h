@@ -56,8 +56,9 @@ class HostFuncRunner {
 
   // Queues fn(user) on the stream (context current on the calling thread).
   // On failure returns the driver's result with the call in *out_call, and
-  // fn will not run. Thread-safe (the stream's own calls are ordered by the
-  // caller, as for any stream).
+  // fn will not run. Calls for one stream must not overlap (the caller,
+  // stream.cpp, holds the stream's host_funcs_mutex): the ticket order must
+  // be the order of the driver calls.
   CUresult enqueue(void (*fn)(void*), void* user, const char** out_call);
 
  private:
