@@ -114,6 +114,9 @@ xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
                         void** out_ptr) {
   return guarded(backend, [&]() -> xal_status_t {
+    if (bytes == 0) {
+      return backend->error(XAL_ERROR_INVALID_ARGUMENT, "cuda: host_alloc of 0 bytes");
+    }
     if (xal_status_t s = host_context(backend); s != XAL_SUCCESS) return s;
     const DriverSymbols& d = backend->driver;
     if (d.cuMemHostRegister == nullptr || d.cuMemHostUnregister == nullptr) {

@@ -188,6 +188,16 @@ TEST_F(CudaSim, HostAllocIsUsableForCopies) {
   EXPECT_EQ(table_->host_free(backend_, host), XAL_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_F(CudaSim, HostAllocOfNothingOrOfForeignMemoryIsRefused) {
+  void* p = nullptr;
+  EXPECT_EQ(table_->host_alloc(backend_, 0, 0, &p), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("0 bytes"), std::string::npos) << last_error().message;
+  int local = 0;
+  EXPECT_EQ(table_->host_free(backend_, &local), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("did not allocate"), std::string::npos)
+      << last_error().message;
+}
+
 TEST_F(CudaSim, HostRegisterAndUnregister) {
   std::vector<uint8_t> buffer(8192, 3);
   ASSERT_EQ(table_->host_register(backend_, buffer.data(), buffer.size()),
