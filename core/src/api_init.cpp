@@ -1,4 +1,5 @@
 // xal_init, xal_shutdown, xal_abi_version, backend listing.
+#include <cstddef>
 #include <mutex>
 
 #include "error.hpp"
@@ -20,6 +21,10 @@ using xal::common::env;
 namespace {
 
 std::mutex g_init_mu;
+
+// xal_backend_info_t's 1.0 size (up to driver_version): still accepted.
+constexpr size_t kBackendInfoFirstSize =
+    offsetof(xal_backend_info_t, driver_version) + sizeof(xal_backend_info_t::driver_version);
 
 std::string option_or_env(const xal_init_options_t* o,
                           const char* xal_init_options_t::*field,
@@ -184,22 +189,28 @@ XAL_API xal_status_t xal_backend_get_info(uint32_t index,
   return entry("xal_backend_get_info", [&] {
     Runtime* rt = runtime();
     if (!rt) return not_initialized();
-    XAL_CHECK_STRUCT(out_info, "out_info");
+    if (!struct_ok_from(out_info, kBackendInfoFirstSize))
+      return bad_struct(out_info, out_info ? out_info->struct_size : 0, kBackendInfoFirstSize,
+                        "out_info");
     if (index >= rt->backends.size())
       return fail(XAL_ERROR_INVALID_ARGUMENT,
                   cat("backend index ", index, " is past the end (",
                       rt->backends.size(), " backends)"));
     const Backend& b = *rt->backends[index];
-    copy_string(out_info->name, b.name);
-    copy_string(out_info->version, b.version);
-    copy_string(out_info->path, b.path);
-    out_info->state = b.state;
-    out_info->status = b.status;
-    copy_string(out_info->reason, b.reason);
-    out_info->abi_version = b.abi_version;
-    out_info->device_count = b.loaded() ? b.device_count : 0;
-    out_info->flags = b.flags;
-    copy_string(out_info->driver_version, b.driver_version);
+    xal_backend_info_t info{};
+    info.struct_size = sizeof info;
+    copy_string(info.name, b.name);
+    copy_string(info.version, b.version);
+    copy_string(info.path, b.path);
+    info.state = b.state;
+    info.status = b.status;
+    copy_string(info.reason, b.reason);
+    info.abi_version = b.abi_version;
+    info.device_count = b.loaded() ? b.device_count : 0;
+    info.flags = b.flags;
+    copy_string(info.driver_version, b.driver_version);
+    copy_string(info.note, b.note);
+    copy_out_struct(out_info, info);  // only what the caller's version holds
     return XAL_SUCCESS;
   });
 }

@@ -193,8 +193,10 @@ bool start_backend(Backend& b) {
     if (b.table->describe(inst, &d) == XAL_SUCCESS) {
       d.name[sizeof d.name - 1] = 0;
       d.driver_version[sizeof d.driver_version - 1] = 0;
+      d.note[sizeof d.note - 1] = 0;
       if (d.name[0]) b.name = d.name;
       b.driver_version = d.driver_version;
+      b.note = d.note;
       b.flags = d.flags;
     }
   }

@@ -25,6 +25,7 @@ struct Backend {
   std::string short_name;// table name ("fault")
   std::string argument;  // init argument ("mock" for fault:mock)
   std::string version, path, reason, driver_version;
+  std::string note;  // the backend's describe() note
   uint32_t state = XAL_BACKEND_STATE_FAILED;
   xal_status_t status = XAL_ERROR_INTERNAL;
   uint32_t abi_version = 0;

@@ -1,6 +1,8 @@
 // The loader: names and paths, reasons for every broken plugin, ABI checks
 // in both directions, the device selector.
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -326,6 +328,25 @@ TEST_F(Loader, MalformedSelectorFailsInit) {
   EXPECT_XAL_ERROR(xal_init(&o), XAL_ERROR_INVALID_ARGUMENT);
 }
 
+// A program built against the 1.0 header passes the 1.0 struct size: the
+// fields it knows are filled, nothing past them is written.
+TEST_F(Loader, BackendInfoOfThe10SizeIsFilledUpToItsEnd) {
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  const size_t size10 = offsetof(xal_backend_info_t, driver_version) +
+                        sizeof(xal_backend_info_t::driver_version);
+  xal_backend_info_t b;
+  std::memset(&b, 0x5a, sizeof b);
+  b.struct_size = size10;
+  ASSERT_XAL_OK(xal_backend_get_info(0, &b));
+  EXPECT_EQ(b.struct_size, size10);
+  EXPECT_STREQ(b.driver_version, "testdev 1");
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED);
+  const auto* tail = reinterpret_cast<const unsigned char*>(&b) + size10;
+  for (size_t i = 0; i < sizeof b - size10; ++i) ASSERT_EQ(tail[i], 0x5a) << i;
+  b.struct_size = size10 - 1;
+  EXPECT_XAL_ERROR(xal_backend_get_info(0, &b), XAL_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_F(Loader, TableSmallerThanTheRequiredEntriesIsRefused) {
   ASSERT_XAL_OK(init(plugin("tiny")));
   xal_backend_info_t b = info_of(0);
@@ -346,6 +367,8 @@ TEST_F(Loader, WrapperLoadsItsTargetThroughServices) {
   xal_backend_info_t b = info_of(0);
   EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED) << b.reason;
   EXPECT_STREQ(b.name, "probe(testdev2)");
+  // describe()'s note (the wrapper's: the file of its target).
+  EXPECT_TRUE(contains(b.note, "libxal_backend_testdev2.so")) << b.note;
   // The selector knows a wrapper by its target's name as well.
   ASSERT_XAL_OK(xal_shutdown());
   o.device_selector = "testdev2:1";

@@ -54,6 +54,7 @@ void render_text(const Inventory& inv, std::ostream& out) {
       row(out, "wrapper", "yes");
     }
     row(out, "driver version", or_dash(b.driver_version));
+    if (b.note[0] != '\0') row(out, "note", b.note);
     if (b.state != XAL_BACKEND_STATE_LOADED || b.reason[0] != '\0') {
       row(out, "status", xal_status_name(b.status));
       row(out, "reason", or_dash(b.reason));
@@ -122,6 +123,7 @@ nlohmann::json render_json(const Inventory& inv) {
         {"simulated", (b.flags & XAL_BACKEND_FLAG_SIMULATED) != 0},
         {"wrapper", (b.flags & XAL_BACKEND_FLAG_WRAPPER) != 0},
         {"driver_version", b.driver_version},
+        {"note", b.note},
     });
   }
   root["devices"] = nlohmann::json::array();

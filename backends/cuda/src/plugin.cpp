@@ -95,6 +95,8 @@ xal_status_t init(const xal_backend_init_args_t* args,
     const std::string host_funcs = config(services, "XAL_CUDA_HOST_FUNCS");
     if (host_funcs == "driver") {
       backend->host_func_threads = false;
+      note += std::string(note.empty() ? "" : "; ") +
+              "host functions on the driver's thread (XAL_CUDA_HOST_FUNCS=driver)";
     } else if (!host_funcs.empty() && host_funcs != "thread") {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,
                             "cuda: XAL_CUDA_HOST_FUNCS '" + host_funcs +

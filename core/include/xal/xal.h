@@ -167,6 +167,11 @@ typedef struct xal_backend_info_t {
   uint32_t device_count;  /* devices it exposes (after the selector) */
   uint32_t flags;         /* XAL_BACKEND_FLAG_* */
   char driver_version[64];/* vendor driver/runtime version, if known */
+  /* Added after 1.0 (xal_backend_get_info accepts the 1.0 size and then
+   * leaves it out): what the backend says of itself, e.g. "simulated
+   * driver (...)", "no NCCL (libnccl.so.2): collectives on xal's own
+   * path"; "" when it says nothing. */
+  char note[256];
 } xal_backend_info_t;
 
 /* Number of backends considered by xal_init (loaded or not). */

@@ -73,6 +73,8 @@ TEST(XalInfo, PlainListsMockBackendAndTwoDefaultDevices) {
   EXPECT_NE(r.output.find("Devices: 2"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("capabilities"), std::string::npos);
   EXPECT_NE(r.output.find("simulated"), std::string::npos);
+  // The backend's own note.
+  EXPECT_NE(r.output.find("simulated devices from profiles"), std::string::npos) << r.output;
 }
 
 TEST(XalInfo, JsonDescribesBackendsAndDevices) {
@@ -89,6 +91,8 @@ TEST(XalInfo, JsonDescribesBackendsAndDevices) {
             std::string::npos);
   EXPECT_EQ(b.at("device_count"), 2);
   EXPECT_TRUE(b.at("simulated").get<bool>());
+  EXPECT_NE(b.at("note").get<std::string>().find("simulated devices from profiles"),
+            std::string::npos);
 
   const auto& devices = j.at("devices");
   ASSERT_EQ(devices.size(), 2u);
