@@ -9,7 +9,7 @@
 // host memory, a non-blocking stream, copies timed with the host clock from
 // the first enqueue to the stream synchronize (after an untimed warm-up),
 // and the host time of cuLaunchKernel of an empty kernel in batches. Writes
-// a JSON report with the ratios and the targets:
+// a JSON report with the ratios and the targets:
 //   H2D/D2H >= 0.98 of raw from 1 MiB, D2D >= 0.98, launch <= +0.2 us.
 #include <CLI/CLI.hpp>
 
