@@ -8,7 +8,9 @@
 
 namespace xal::cuda::test {
 
+using xaltest::init_instance;
 using xaltest::last_error;
+using xaltest::ScopedEnv;
 using xaltest::test_services;
 
 // The plugin's table, loaded once per process.

@@ -15,35 +15,7 @@
 namespace xal::cuda::test {
 namespace {
 
-// Sets an environment variable for one scope (the simulated driver reads
-// XALSIM_CUDA_VERSION on every call).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    had_ = std::getenv(name) != nullptr;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
-
-xal_status_t init(xal_backend_t** out) {
-  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
-  return plugin_table()->init(&args, out);
-}
+xal_status_t init(xal_backend_t** out) { return init_instance(plugin_table(), out); }
 
 TEST(CudaSimulationDriverVersions, OlderDriverGetsTheOlderVariant) {
   // CUDA 12.4 has no cuEventElapsedTime_v2 (12.8) and refuses to be asked
@@ -190,12 +162,12 @@ TEST_F(CudaSim, HostFunctionsOnXalsThreadMayCallTheDriver) {
 }
 
 TEST(CudaSimDriverHostFuncs, HostFunctionsMayNotCallTheDriver) {
-  setenv("XAL_CUDA_HOST_FUNCS", "driver", 1);
   const xal_backend_table_t* table = plugin_table();
-  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
   xal_backend_t* backend = nullptr;
-  ASSERT_EQ(table->init(&args, &backend), XAL_SUCCESS) << last_error().message;
-  unsetenv("XAL_CUDA_HOST_FUNCS");
+  {
+    ScopedEnv mode("XAL_CUDA_HOST_FUNCS", "driver");
+    ASSERT_EQ(init(&backend), XAL_SUCCESS) << last_error().message;
+  }
   xal_bdevice_t* dev = nullptr;
   xal_bstream_t* stream = nullptr;
   ASSERT_EQ(table->device_get(backend, 0, &dev), XAL_SUCCESS);

@@ -40,24 +40,11 @@ void waiter(void* user) {
 
 void setter(void* user) { static_cast<Pair*>(user)->set = true; }
 
-// Environment of one test, undone afterwards.
-class Env {
- public:
-  Env(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~Env() { unsetenv(name_); }
-  Env(const Env&) = delete;
-  Env& operator=(const Env&) = delete;
-
- private:
-  const char* name_;
-};
-
 // A backend instance of its own (made with the environment of the test).
 class Instance {
  public:
   explicit Instance(const xal_backend_table_t* t) : table(t) {
-    xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
-    status = table->init(&args, &backend);
+    status = init_instance(table, &backend);
     if (status == XAL_SUCCESS) {
       table->device_get(backend, 0, &dev);
       table->stream_create(dev, 0, &a);
@@ -96,7 +83,7 @@ class Instance {
 };
 
 TEST(CudaSimHostFuncs, WaitForEachOtherWhenTheDriverSerializesThem) {
-  Env serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
+  ScopedEnv serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
   Instance xal(plugin_table());
   ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
   EXPECT_TRUE(xal.waiter_sees_setter(std::chrono::seconds(10)));
@@ -109,8 +96,8 @@ TEST(CudaSimHostFuncs, WaitForEachOtherWhenTheDriverSerializesThem) {
 
 TEST(CudaSimHostFuncs, StraightToTheSerializingDriverTheyCannot) {
   // What the runner avoids: the setter waits behind the waiter.
-  Env serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
-  Env mode("XAL_CUDA_HOST_FUNCS", "driver");
+  ScopedEnv serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
+  ScopedEnv mode("XAL_CUDA_HOST_FUNCS", "driver");
   Instance xal(plugin_table());
   ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
   EXPECT_FALSE(xal.waiter_sees_setter(std::chrono::milliseconds(300)));
@@ -119,14 +106,14 @@ TEST(CudaSimHostFuncs, StraightToTheSerializingDriverTheyCannot) {
 TEST(CudaSimHostFuncs, WithoutStreamMemoryWaitsTheDriverRunsThem) {
   // A driver without cuStreamWaitValue32: host functions go to the driver
   // (a warning is logged), in order, and run.
-  Env hide("XALSIM_CUDA_HIDE", "cuStreamWaitValue32");
+  ScopedEnv hide("XALSIM_CUDA_HIDE", "cuStreamWaitValue32");
   Instance xal(plugin_table());
   ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
   EXPECT_TRUE(xal.waiter_sees_setter(std::chrono::seconds(10)));
 }
 
 TEST(CudaSimHostFuncs, UnknownModeIsRefused) {
-  Env mode("XAL_CUDA_HOST_FUNCS", "fast");
+  ScopedEnv mode("XAL_CUDA_HOST_FUNCS", "fast");
   EXPECT_EQ(xaltest::init_expecting_failure(plugin_table()), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(last_error().message.find("XAL_CUDA_HOST_FUNCS 'fast'"), std::string::npos)
       << last_error().message;
@@ -145,7 +132,7 @@ void add_one(void* user) {
 }
 
 TEST_F(CudaSim, HostFunctionKeepsStreamOrder) {
-  Env serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
+  ScopedEnv serial("XALSIM_CUDA_SERIAL_HOST_FUNCS", "1");
   const size_t n = 1 << 16;
   const size_t bytes = n * sizeof(uint32_t);
   const xal_devptr_t dev_in = alloc(dev0_, bytes);

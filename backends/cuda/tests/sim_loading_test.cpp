@@ -11,42 +11,11 @@
 namespace xal::cuda::test {
 namespace {
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      had_ = true;
-      old_ = old;
-    }
-    if (value != nullptr) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
-
 // The table is chosen once, when first asked for: do it before any test
 // changes the environment.
 const xal_backend_table_t* const kTableAtStart = plugin_table();
 
-xal_status_t try_init(xal_backend_t** out) {
-  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
-  return plugin_table()->init(&args, out);
-}
+xal_status_t try_init(xal_backend_t** out) { return init_instance(plugin_table(), out); }
 
 TEST(CudaSimulationLoading, MissingDriverFileIsUnavailableWithDlerror) {
   ScopedEnv driver("XAL_CUDA_DRIVER", "/nonexistent/libcuda.so.1");

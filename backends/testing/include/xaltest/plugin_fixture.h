@@ -17,6 +17,37 @@
 
 namespace xaltest {
 
+// Sets an environment variable for one scope (nullptr: unset it), and puts
+// back what was there. Tests run one at a time.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) {
+      had_ = true;
+      old_ = old;
+    }
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
 // Error detail a plugin reported through services->set_error.
 struct ErrorDetail {
   xal_status_t status = XAL_SUCCESS;
@@ -75,12 +106,18 @@ inline const xal_backend_table_t* open_plugin_table(const char* path) {
   return table;
 }
 
+// Starts an instance of `table` with the current environment and the test
+// services; the caller shuts it down.
+inline xal_status_t init_instance(const xal_backend_table_t* table, xal_backend_t** out) {
+  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
+  return table->init(&args, out);
+}
+
 // Starts an instance of `table` with the current environment, expecting
 // failure (an instance that starts is shut down again).
 inline xal_status_t init_expecting_failure(const xal_backend_table_t* table) {
-  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
   xal_backend_t* backend = nullptr;
-  const xal_status_t status = table->init(&args, &backend);
+  const xal_status_t status = init_instance(table, &backend);
   if (status == XAL_SUCCESS) table->shutdown(backend);
   return status;
 }
