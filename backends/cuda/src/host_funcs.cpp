@@ -30,11 +30,18 @@ std::unique_ptr<HostFuncRunner> HostFuncRunner::create(xal_bdevice_s* device,
                                                        const char** out_call,
                                                        CUresult* out_result) {
   const DriverSymbols& d = device->backend->driver;
-  *out_call = "cuStreamWaitValue32";
+  // A function the driver lacks: named, with CUDA_ERROR_NOT_SUPPORTED.
   *out_result = CUDA_ERROR_NOT_SUPPORTED;
-  if (d.cuLaunchHostFunc == nullptr || d.cuStreamWaitValue32 == nullptr ||
-      d.cuMemHostRegister == nullptr || d.cuMemHostGetDevicePointer == nullptr) {
-    return nullptr;
+  const std::pair<const void*, const char*> needed[] = {
+      {reinterpret_cast<const void*>(d.cuLaunchHostFunc), "cuLaunchHostFunc"},
+      {reinterpret_cast<const void*>(d.cuStreamWaitValue32), "cuStreamWaitValue32"},
+      {reinterpret_cast<const void*>(d.cuMemHostRegister), "cuMemHostRegister"},
+      {reinterpret_cast<const void*>(d.cuMemHostGetDevicePointer), "cuMemHostGetDevicePointer"}};
+  for (const auto& [fn, name] : needed) {
+    if (fn == nullptr) {
+      *out_call = name;
+      return nullptr;
+    }
   }
   auto r = std::make_unique<HostFuncRunner>(Token{}, device, stream);
   r->counter_ = static_cast<uint32_t*>(std::aligned_alloc(kCounterBytes, kCounterBytes));
