@@ -1,5 +1,8 @@
 // Group "parity": the same transfer through the public ABI and straight
-// through the backend's table, on the same device, in one run. Figures per
+// through the backend's table, on the same device, in one run. Both paths
+// copy the same buffers (xal's device pointers are the backend's own), so
+// that where the memory lies (huge pages, NUMA node, cache colouring) is
+// the same for both and the ratio shows only what xal adds. Figures per
 // direction and size: GB/s both ways, their ratio and the fraction of the
 // device's peak. Full runs check DESIGN.md's targets (copies >= 0.97 of the
 // direct path from 1 MiB; cross-backend peer >= 0.9 of min(D2H, H2D)); quick
@@ -8,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -49,27 +53,55 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Medians of GB/s through xal and direct, and the median of the ratios of
-// back-to-back repetitions (whose order alternates), so that drift of the
-// machine hits both paths alike.
+// Upper 95% confidence bound of the median of `v`, free of any assumption
+// on the distribution: the order statistic x(j) with P(Binomial(n, 1/2) <=
+// n - j) <= 0.05 (n = 11: the 9th smallest; n = 5: the largest).
+double median_upper_bound(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  double tail = 0, term = std::pow(0.5, static_cast<double>(n));  // P(X = 0)
+  size_t below = 0;  // the largest k with P(X <= k) <= 0.05, plus one
+  for (size_t k = 0; k < n; ++k) {
+    tail += term;
+    if (tail > 0.05) break;
+    below = k + 1;
+    term = term * static_cast<double>(n - k) / static_cast<double>(k + 1);
+  }
+  return v[std::min(n - 1, n - below)];
+}
+
+// Every repetition's GB/s through xal and direct and their ratio; the
+// figures are the medians. Each repetition runs the two paths in the order
+// A B B A (xal, direct, direct, xal; the next one B A A B), so that drift of
+// the machine and whatever the first copy after a synchronize pays hit both
+// paths alike.
 struct Timed {
+  std::vector<double> abi_samples, direct_samples, ratios;
   double abi_gbps = 0;
   double direct_gbps = 0;
   double ratio = 0;
+  double ratio_upper = 0;  // upper 95% bound of the ratio's median
   int rounds = 1;
   std::string error;
+
+  void summarize() {
+    abi_gbps = median(abi_samples);
+    direct_gbps = median(direct_samples);
+    ratio = median(ratios);
+    ratio_upper = median_upper_bound(ratios);
+  }
 };
 
 using Op = std::function<xal_status_t()>;
 
 Timed time_both(size_t bytes, const Op& abi, const Op& direct) {
   const Plan plan = plan_for(bytes);
-  std::vector<double> a, d, r;
   Timed out;
   for (int i = 0; i < plan.warmup + plan.reps; ++i) {
-    double gbps[2] = {0, 0};
-    for (int k = 0; k < 2; ++k) {
-      const int which = (i + k) % 2;  // 0: through xal, 1: direct
+    double seconds[2] = {0, 0};
+    for (int k = 0; k < 4; ++k) {
+      const int which = (i + (k == 1 || k == 2 ? 1 : 0)) % 2;  // 0: xal, 1: direct
       const Op& op = which == 0 ? abi : direct;
       const auto t0 = std::chrono::steady_clock::now();
       for (int b = 0; b < plan.batch; ++b) {
@@ -79,45 +111,45 @@ Timed time_both(size_t bytes, const Op& abi, const Op& direct) {
           return out;
         }
       }
-      const double sec = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - t0).count();
-      gbps[which] = static_cast<double>(bytes) * plan.batch / sec / 1e9;
+      seconds[which] += std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - t0).count();
     }
     if (i >= plan.warmup) {
-      a.push_back(gbps[0]);
-      d.push_back(gbps[1]);
-      r.push_back(gbps[0] / gbps[1]);
+      const double moved = 2.0 * static_cast<double>(bytes) * plan.batch / 1e9;
+      out.abi_samples.push_back(moved / seconds[0]);
+      out.direct_samples.push_back(moved / seconds[1]);
+      out.ratios.push_back(seconds[1] / seconds[0]);
     }
   }
-  out.abi_gbps = median(a);
-  out.direct_gbps = median(d);
-  out.ratio = median(r);
+  out.summarize();
   return out;
 }
 
-// Runs `measure` once, or in full runs up to three times while the ratio
-// stays under `target` (a busy machine can slow one round), keeping the
-// best round.
-Timed best_of(const std::function<Timed()>& measure, double target) {
-  Timed best = measure();
+// Runs `measure` once, or in full runs up to three rounds while the median
+// ratio stays under `target`, pooling the repetitions of every round. A
+// busy machine (a CPU-backed device shares its cores with the test) widens
+// the spread, so the verdict is taken on the upper confidence bound of the
+// median (see record()).
+Timed measure_rounds(const std::function<Timed()>& measure, double target) {
+  Timed all = measure();
   const int max_rounds = Suite::get().quick() ? 1 : 3;
-  for (int round = 2; round <= max_rounds && best.error.empty() && best.ratio < target;
-       ++round) {
+  while (all.error.empty() && all.ratio < target && all.rounds < max_rounds) {
     Timed again = measure();
     if (!again.error.empty()) return again;
-    if (again.ratio > best.ratio) best = again;
-    best.rounds = round;
+    for (auto v : {&Timed::abi_samples, &Timed::direct_samples, &Timed::ratios})
+      (all.*v).insert((all.*v).end(), (again.*v).begin(), (again.*v).end());
+    all.rounds += 1;
+    all.summarize();
   }
-  return best;
+  return all;
 }
 
-// A device's backend table and native objects, with owners for what the
-// direct path allocates.
+// A device's backend table and native objects, with an owner for the
+// direct path's stream.
 struct Native {
   const xal_backend_table_t* table = nullptr;
   xal_bdevice_t* device = nullptr;
   xal_bstream_t* stream = nullptr;
-  std::vector<xal_devptr_t> buffers;
 
   Native() = default;
   Native(const Native&) = delete;
@@ -125,7 +157,6 @@ struct Native {
   ~Native() {
     if (table == nullptr) return;
     if (stream != nullptr) table->stream_destroy(stream);
-    for (xal_devptr_t p : buffers) table->mem_free(device, p);
   }
   xal_status_t open(xal_device_t dev) {
     void* native = nullptr;
@@ -133,11 +164,6 @@ struct Native {
     if (s != XAL_SUCCESS) return s;
     device = static_cast<xal_bdevice_t*>(native);
     return table->stream_create(device, 0, &stream);
-  }
-  xal_status_t alloc(size_t bytes, xal_devptr_t* out) {
-    const xal_status_t s = table->mem_alloc(device, bytes, out);
-    if (s == XAL_SUCCESS) buffers.push_back(*out);
-    return s;
   }
   xal_status_t sync() { return table->stream_synchronize(stream); }
 };
@@ -148,14 +174,19 @@ void record(const std::string& what, size_t bytes, const Timed& t, double peak,
   conform::record_figure(prefix + "abi_gbps", t.abi_gbps, "GB/s", device);
   conform::record_figure(prefix + "direct_gbps", t.direct_gbps, "GB/s", device);
   conform::record_figure(prefix + "ratio", t.ratio, "", device);
+  conform::record_figure(prefix + "ratio_upper", t.ratio_upper, "", device);
   if (peak > 0) conform::record_figure(prefix + "peak_fraction", t.abi_gbps / peak, "", device);
-  if (!Suite::get().quick() && t.ratio < target) {
-    char text[256];
+  // Below the target beyond the noise of the measurement: even the upper
+  // 95% bound of the median ratio is under it.
+  if (!Suite::get().quick() && t.ratio_upper < target) {
+    char text[320];
     std::snprintf(text, sizeof(text),
                   "%s at %s: through xal %.2f GB/s, direct %.2f GB/s, ratio %.3f "
-                  "below the target %.2f (best of %d rounds)",
+                  "(upper 95%% bound %.3f over %zu repetitions in %d rounds) below "
+                  "the target %.2f",
                   what.c_str(), conform::size_label(bytes).c_str(), t.abi_gbps,
-                  t.direct_gbps, t.ratio, target, t.rounds);
+                  t.direct_gbps, t.ratio, t.ratio_upper, t.ratios.size(), t.rounds,
+                  target);
     ADD_FAILURE() << text;
   }
 }
@@ -182,9 +213,6 @@ class Parity : public conform::DeviceTest {
       conform::DeviceBuffer a(dev(), bytes), b(dev(), bytes);
       XAL_ASSERT_OK(a.status());
       XAL_ASSERT_OK(b.status());
-      xal_devptr_t na = 0, nb = 0;
-      XAL_ASSERT_OK(native.alloc(bytes, &na));
-      XAL_ASSERT_OK(native.alloc(bytes, &nb));
       const auto* t = native.table;
       const xal_devptr_t pa = a.ptr(), pb = b.ptr();
       xal_stream_t xs = stream.get();
@@ -204,19 +232,19 @@ class Parity : public conform::DeviceTest {
       switch (dir) {
         case Dir::kHtoD:
           abi = batched([=] { return xal_memcpy_htod(xs, pa, h, bytes); }, xsync);
-          direct = batched([=] { return t->memcpy_htod(ns, na, h, bytes); }, nsync);
+          direct = batched([=] { return t->memcpy_htod(ns, pa, h, bytes); }, nsync);
           break;
         case Dir::kDtoH:
           abi = batched([=] { return xal_memcpy_dtoh(xs, h, pa, bytes); }, xsync);
-          direct = batched([=] { return t->memcpy_dtoh(ns, h, na, bytes); }, nsync);
+          direct = batched([=] { return t->memcpy_dtoh(ns, h, pa, bytes); }, nsync);
           break;
         case Dir::kDtoD:
           abi = batched([=] { return xal_memcpy_dtod(xs, pb, pa, bytes); }, xsync);
-          direct = batched([=] { return t->memcpy_dtod(ns, nb, na, bytes); }, nsync);
+          direct = batched([=] { return t->memcpy_dtod(ns, pb, pa, bytes); }, nsync);
           break;
       }
       const Timed timed =
-          best_of([&] { return time_both(bytes, abi, direct); }, kCopyTarget);
+          measure_rounds([&] { return time_both(bytes, abi, direct); }, kCopyTarget);
       ASSERT_EQ(timed.error, "");
       record(name, bytes, timed, props().peak_memory_bandwidth_gbps,
              static_cast<int>(index()), kCopyTarget);
@@ -251,38 +279,36 @@ TEST_P(PeerParity, Peer) {
     conform::DeviceBuffer a(first().handle, bytes), b(second().handle, bytes);
     XAL_ASSERT_OK(a.status());
     XAL_ASSERT_OK(b.status());
-    xal_devptr_t na = 0, nb = 0;
-    XAL_ASSERT_OK(src.alloc(bytes, &na));
-    XAL_ASSERT_OK(dst.alloc(bytes, &nb));
+    const xal_devptr_t pa = a.ptr(), pb = b.ptr();
     const int batch = plan_for(bytes).batch;
     xal_stream_t xs = stream.get();
     xal_device_t fd = first().handle, sd = second().handle;
     int n_abi = 0, n_direct = 0;
     const Op abi = [&, xs, fd, sd]() {
-      xal_status_t st = xal_memcpy_peer(xs, sd, b.ptr(), fd, a.ptr(), bytes);
+      xal_status_t st = xal_memcpy_peer(xs, sd, pb, fd, pa, bytes);
       if (st == XAL_SUCCESS && ++n_abi % batch == 0) st = xal_stream_synchronize(xs);
       return st;
     };
     Timed timed;
     if (native_peer) {
       const Op direct = [&]() {
-        xal_status_t st = src.table->memcpy_peer(src.stream, dst.device, nb,
-                                                 src.device, na, bytes);
+        xal_status_t st = src.table->memcpy_peer(src.stream, dst.device, pb,
+                                                 src.device, pa, bytes);
         if (st == XAL_SUCCESS && ++n_direct % batch == 0) st = src.sync();
         return st;
       };
-      timed = best_of([&] { return time_both(bytes, abi, direct); }, kCopyTarget);
+      timed = measure_rounds([&] { return time_both(bytes, abi, direct); }, kCopyTarget);
     } else {
       conform::HostBuffer host(bytes);
       XAL_ASSERT_OK(host.status());
       void* h = host.data();
       const Op d2h = [&]() {
-        xal_status_t st = src.table->memcpy_dtoh(src.stream, h, na, bytes);
+        xal_status_t st = src.table->memcpy_dtoh(src.stream, h, pa, bytes);
         if (st == XAL_SUCCESS && ++n_direct % batch == 0) st = src.sync();
         return st;
       };
       const Op h2d = [&]() {
-        xal_status_t st = dst.table->memcpy_htod(dst.stream, nb, h, bytes);
+        xal_status_t st = dst.table->memcpy_htod(dst.stream, pb, h, bytes);
         if (st == XAL_SUCCESS && ++n_direct % batch == 0) st = dst.sync();
         return st;
       };
@@ -292,13 +318,9 @@ TEST_P(PeerParity, Peer) {
         if (!down.error.empty()) return down;
         const Timed up = time_both(bytes, abi, h2d);
         if (!up.error.empty()) return up;
-        Timed t;
-        t.abi_gbps = (down.abi_gbps + up.abi_gbps) / 2;
-        t.direct_gbps = std::min(down.direct_gbps, up.direct_gbps);
-        t.ratio = down.direct_gbps < up.direct_gbps ? down.ratio : up.ratio;
-        return t;
+        return down.direct_gbps < up.direct_gbps ? down : up;
       };
-      timed = best_of(staged, kCrossPeerTarget);
+      timed = measure_rounds(staged, kCrossPeerTarget);
     }
     ASSERT_EQ(timed.error, "");
     const double peak = std::min(first().props.peak_memory_bandwidth_gbps,

@@ -183,3 +183,40 @@ TEST_F(ConformCli, PeakBelowRealSpeedFailsTheTimingTest) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace conform_test;
+
+// A backend whose copies are slower on the stream xal makes than on the
+// direct path's: the full parity check fails each direction, beyond the
+// noise (the upper confidence bound of the ratio is under the target too),
+// and names the figures.
+TEST_F(ConformCli, SlowPathThroughXalFailsTheParityTargets) {
+  const Outcome o = conform({"--group", "parity", "--report", path("r.json")},
+                            shim("slow-later-streams", "1*a100-40g"));
+  EXPECT_EQ(o.rc, 1) << o.output;
+  const json r = read_json(path("r.json"));
+  EXPECT_EQ(r["mode"], "full");
+  for (const char* name : {"parity/Parity.HostToDevice/d0_shim",
+                           "parity/Parity.DeviceToHost/d0_shim",
+                           "parity/Parity.DeviceToDevice/d0_shim"}) {
+    const json* t = find_test(r, name);
+    ASSERT_NE(t, nullptr) << name << "\n" << o.output;
+    EXPECT_EQ((*t)["outcome"], "failed") << name;
+    const std::string message = (*t)["message"];
+    EXPECT_NE(message.find("upper 95% bound"), std::string::npos) << message;
+    EXPECT_NE(message.find("below the target 0.97"), std::string::npos) << message;
+  }
+  size_t bounds = 0;
+  for (const json& f : r["figures"]) {
+    const std::string name = f["name"];
+    if (name.find(".ratio_upper") == std::string::npos) continue;
+    ++bounds;
+    EXPECT_LT(f["value"].get<double>(), 0.97) << name;
+    EXPECT_GT(f["value"].get<double>(), 0.0) << name;
+  }
+  EXPECT_EQ(bounds, 9u) << "h2d, d2h and d2d at 1, 16 and 256 MiB";
+}
+
+}  // namespace
