@@ -18,6 +18,12 @@
 #                                         the same run on the simulated
 #                                         driver, to try the bundle without a
 #                                         GPU (figures are meaningless).
+#   tools/gpu-check.sh [--simulate] [--out OUT]
+#                                         on a GPU machine that can build xal
+#                                         itself (scripts/deps.sh installed):
+#                                         --prepare into build-gpu-check/bundle,
+#                                         then the run, in one go. The build
+#                                         is not counted in the run's time.
 #
 # The run: system facts (nvidia-smi), xal-info, the conformance suite in
 # full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
@@ -32,7 +38,7 @@
 set -u -o pipefail
 
 usage() {
-  sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^set /p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
 
 die() {
@@ -53,7 +59,7 @@ prepare() {
   repo="$(cd "$(script_dir)/.." && pwd)"
   [[ -f "$repo/CMakeLists.txt" ]] || die "--prepare runs from the source tree"
   local build="${GPU_CHECK_BUILD_DIR:-$repo/build-gpu-check}"
-  local jobs="${GPU_CHECK_JOBS:-2}"
+  local jobs="${GPU_CHECK_JOBS:-$(nproc 2>/dev/null || echo 2)}"
   mkdir -p "$dest" || die "cannot create $dest"
   dest="$(cd "$dest" && pwd)"
 
@@ -331,7 +337,18 @@ main() {
     prepare "$prepare_dir"
     return
   fi
-  [[ -n "$bundle" ]] || bundle="$(script_dir)"
+  if [[ -z "$bundle" ]]; then
+    bundle="$(script_dir)"
+    # Run from the source tree: build the bundle first, then run from it.
+    if [[ ! -x "$bundle/bin/xal-info" && -f "$bundle/../CMakeLists.txt" ]]; then
+      local repo
+      repo="$(cd "$bundle/.." && pwd)"
+      bundle="${GPU_CHECK_BUILD_DIR:-$repo/build-gpu-check}/bundle"
+      local built=$SECONDS
+      prepare "$bundle"
+      echo "gpu-check: bundle built in $((SECONDS - built))s (not part of the run's time)"
+    fi
+  fi
   bundle="$(cd "$bundle" 2>/dev/null && pwd)" || die "no bundle folder"
   OUT_DIR="${out:-${OUT:-./gpu-check-$(date -u +%Y%m%d-%H%M%S)}}"
   run_checks "$bundle" "$simulate"
