@@ -171,6 +171,7 @@ verify_bundle() {
 # The run
 # ---------------------------------------------------------------------------
 STEPS=()
+declare -A OUTCOME=()
 
 # step NAME LIMIT_S COMMAND...: runs with a time limit, output to OUT/NAME.log
 step() {
@@ -187,6 +188,7 @@ step() {
   elif [[ $rc -ne 0 ]]; then
     outcome="FAILED (exit $rc)"
   fi
+  OUTCOME[$name]="$outcome"
   STEPS+=("$(printf '%-12s %-18s %4ss' "$name" "$outcome" "$took")")
   echo "gpu-check: [$name] $outcome in ${took}s"
   return 0
@@ -309,6 +311,13 @@ run_checks() {
         echo
         echo "xal-bench coll, CUDA + mock, XAL_CUDA_HOST_FUNCS=$mode:"
         grep -E '^ +[0-9]|^#' "$OUT_DIR/coll-$mode.log" | head -12
+        if [[ "$mode" == driver && "${OUTCOME[coll-driver]:-ok}" != ok ]]; then
+          echo "(${OUTCOME[coll-driver]}: with host functions straight to the driver the"
+          echo " collectives did not finish. The usual cause is a driver that runs a"
+          echo " context's host functions one at a time, which the default mode, thread,"
+          echo " does not depend on. First errors in coll-driver.log:)"
+          grep -m2 -E 'TIMEOUT|error' "$OUT_DIR/coll-$mode.log" | sed 's/^/  /'
+        fi
       fi
     done
     if [[ -f "$OUT_DIR/conformance.log" ]]; then
