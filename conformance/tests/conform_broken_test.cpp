@@ -188,13 +188,13 @@ namespace {
 
 using namespace conform_test;
 
-// A backend whose copies are slower on the stream xal makes than on the
-// direct path's: the full parity check fails each direction, beyond the
-// noise (the upper confidence bound of the ratio is under the target too),
-// and names the figures.
+// Copies that cost more when libxal makes them (as a slow core would): the
+// full parity check fails each direction, beyond the noise (the upper
+// confidence bound of the ratio is under the target too), and names the
+// figures.
 TEST_F(ConformCli, SlowPathThroughXalFailsTheParityTargets) {
   const Outcome o = conform({"--group", "parity", "--report", path("r.json")},
-                            shim("slow-later-streams", "1*a100-40g"));
+                            shim("slow-through-xal", "1*a100-40g"));
   EXPECT_EQ(o.rc, 1) << o.output;
   const json r = read_json(path("r.json"));
   EXPECT_EQ(r["mode"], "full");
