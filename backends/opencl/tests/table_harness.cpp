@@ -36,20 +36,6 @@ const xal_backend_services_t kServices = {sizeof(xal_backend_services_t), XAL_AB
 
 RecordedError& last_error() { return t_error; }
 
-ScopedEnv::ScopedEnv(const char* name, const char* value) : name_(name) {
-  const char* old = std::getenv(name);
-  had_ = old != nullptr;
-  if (had_) old_ = old;
-  setenv(name, value, 1);
-}
-
-ScopedEnv::~ScopedEnv() {
-  if (had_) {
-    setenv(name_, old_.c_str(), 1);
-  } else {
-    unsetenv(name_);
-  }
-}
 const xal_backend_services_t* test_services() { return &kServices; }
 
 const xal_backend_table_t* plugin_table() {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "xal/xal_backend.h"
+#include "xaltest/plugin_fixture.h"
 
 #include <CL/cl.h>  // error codes the tests expect
 #include <CL/cl_ext.h>
@@ -43,19 +44,8 @@ class Instance {
   xal_backend_t* backend_ = nullptr;
 };
 
-// Sets an environment variable for one scope (tests run one at a time).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value);
-  ~ScopedEnv();
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
+// Sets an environment variable for one scope (the backends' shared one).
+using xaltest::ScopedEnv;
 
 // A fixture with one started instance, device 0 and a stream on it. Skips
 // (with the reason) when no OpenCL platform or device is present.
