@@ -11,9 +11,12 @@
 #                                         and every shared library they need
 #                                         into DIR; binaries find them through
 #                                         RPATH $ORIGIN, not LD_LIBRARY_PATH.
-#   DIR/gpu-check.sh [--out OUT]          (there) run the checks, results in
+#   DIR/gpu-check.sh [--out OUT] [--archive FILE]
+#                                         (there) run the checks, results in
 #                                         OUT (default: $OUT, else
-#                                         ./gpu-check-<date>).
+#                                         ./gpu-check-<date>); with --archive
+#                                         also packed into one .tar.gz FILE,
+#                                         to carry them off in one piece.
 #   DIR/gpu-check.sh --simulate [--out OUT]
 #                                         the same run on the simulated
 #                                         driver, to try the bundle without a
@@ -170,6 +173,38 @@ verify_bundle() {
 # ---------------------------------------------------------------------------
 # The run
 # ---------------------------------------------------------------------------
+
+# The bundle carries the C++ runtime it was built with (libstdc++,
+# libgcc_s). On a machine whose C library is older than the one they were
+# built against they do not load, while xal's own files need nothing newer
+# than glibc 2.34 and GCC 12's libstdc++; the machine's own C++ runtime then
+# serves: the bundle's copies go aside into lib/unused-cxx-runtime/.
+# Prints what it did, for system.txt; fails when the programs still do not
+# start.
+preflight() {
+  local bundle="$1" err
+  err="$(env -u LD_LIBRARY_PATH "$bundle/bin/xal-info" --help 2>&1 >/dev/null)" &&
+    { echo "C++ runtime: the bundle's"; return 0; }
+  if [[ "$err" != *libstdc++.so.6* && "$err" != *libgcc_s.so.1* ]]; then
+    echo "gpu-check: the bundle's programs do not start here:" >&2
+    echo "$err" | head -5 >&2
+    return 1
+  fi
+  local aside="$bundle/lib/unused-cxx-runtime" lib
+  mkdir -p "$aside" || { echo "gpu-check: cannot write to $bundle/lib" >&2; return 1; }
+  for lib in libstdc++.so.6 libgcc_s.so.1; do
+    [[ -e "$bundle/lib/$lib" ]] && mv "$bundle/lib/$lib" "$aside/"
+    rm -f "$bundle/lib/xal/$lib"
+  done
+  local retry
+  if ! retry="$(env -u LD_LIBRARY_PATH "$bundle/bin/xal-info" --help 2>&1 >/dev/null)"; then
+    echo "gpu-check: the bundle's programs do not start here, with the bundle's" >&2
+    echo "C++ runtime ($(echo "$err" | head -1)) nor with this machine's:" >&2
+    echo "$retry" | head -5 >&2
+    return 1
+  fi
+  echo "C++ runtime: this machine's; the bundle's does not load here: $(echo "$err" | head -1)"
+}
 STEPS=()
 declare -A OUTCOME=()
 
@@ -200,6 +235,8 @@ run_checks() {
   [[ -x "$bin/xal-info" ]] || die "$bundle is not a bundle (tools/gpu-check.sh --prepare DIR)"
   mkdir -p "$OUT_DIR" || die "cannot create $OUT_DIR"
   OUT_DIR="$(cd "$OUT_DIR" && pwd)"
+  local runtime
+  runtime="$(preflight "$bundle")" || die "see above; no checks were run"
   export XAL_BACKENDS="${XAL_BACKENDS:-cuda}"
   local label="real hardware"
   if [[ "$simulate" == 1 ]]; then
@@ -218,6 +255,7 @@ run_checks() {
     echo "run on: $label"
     echo "bundle: $bundle"
     [[ -f "$bundle/MANIFEST" ]] && sed -n '2,4p' "$bundle/MANIFEST"
+    echo "$runtime"
   } >"$OUT_DIR/system.txt"
   if command -v nvidia-smi >/dev/null 2>&1; then
     nvidia-smi >>"$OUT_DIR/system.txt" 2>&1
@@ -328,15 +366,21 @@ run_checks() {
   } >"$OUT_DIR/summary.txt"
   cat "$OUT_DIR/summary.txt"
   echo "gpu-check: results in $OUT_DIR"
+  if [[ -n "$ARCHIVE" ]]; then
+    tar -czf "$ARCHIVE" -C "$(dirname "$OUT_DIR")" "$(basename "$OUT_DIR")" ||
+      die "cannot write $ARCHIVE"
+    echo "gpu-check: results packed into $ARCHIVE"
+  fi
 }
 
 main() {
-  local prepare_dir="" out="" simulate=0 bundle=""
+  local prepare_dir="" out="" simulate=0 bundle="" archive=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --prepare) [[ $# -ge 2 ]] || die "--prepare needs a folder"; prepare_dir="$2"; shift 2 ;;
       --out) [[ $# -ge 2 ]] || die "--out needs a folder"; out="$2"; shift 2 ;;
       --bundle) [[ $# -ge 2 ]] || die "--bundle needs a folder"; bundle="$2"; shift 2 ;;
+      --archive) [[ $# -ge 2 ]] || die "--archive needs a file name"; archive="$2"; shift 2 ;;
       --simulate) simulate=1; shift ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown argument '$1' (see --help)" ;;
@@ -360,6 +404,16 @@ main() {
   fi
   bundle="$(cd "$bundle" 2>/dev/null && pwd)" || die "no bundle folder"
   OUT_DIR="${out:-${OUT:-./gpu-check-$(date -u +%Y%m%d-%H%M%S)}}"
+  ARCHIVE=""
+  if [[ -n "$archive" ]]; then
+    # An absolute path outside the results, checked before the run.
+    mkdir -p "$(dirname "$archive")" && mkdir -p "$OUT_DIR" ||
+      die "cannot create the folders for $archive and $OUT_DIR"
+    ARCHIVE="$(cd "$(dirname "$archive")" && pwd)/$(basename "$archive")"
+    local results
+    results="$(cd "$OUT_DIR" && pwd)"
+    [[ "$ARCHIVE" != "$results"/* ]] || die "--archive must lie outside the results folder $results"
+  fi
   run_checks "$bundle" "$simulate"
 }
 

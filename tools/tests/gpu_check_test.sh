@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# gpu_check_test.sh BUILD_DIR SCRATCH -- tools/gpu-check.sh end to end
+# on the simulated driver, with the build tree as its bundle (same layout:
+# bin/, lib/, lib/xal/, lib/cuda-sim/): every step runs and is listed in
+# summary.txt, the results are packed by --archive, and bad arguments are
+# refused with a message. The figures are not checked (simulation).
+set -u -o pipefail
+build="$1"
+scratch="$2"
+script="$(cd "$(dirname "$0")/.." && pwd)/gpu-check.sh"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+rm -rf "$scratch" && mkdir -p "$scratch" || exit 1
+
+# Bad arguments: a message and a non-zero exit, no run.
+expect_refused() {  # expect_refused MESSAGE ARGS...
+  local message="$1" out
+  shift
+  if out="$("$script" "$@" 2>&1)"; then
+    fail "gpu-check.sh $* succeeded"
+  elif [[ "$out" != *"$message"* ]]; then
+    fail "gpu-check.sh $*: expected '$message', got: $out"
+  fi
+}
+expect_refused "unknown argument '--bogus'" --bogus
+expect_refused "--archive needs a file name" --archive
+expect_refused "is not a bundle" --bundle "$scratch" --out "$scratch/x"
+expect_refused "--archive must lie outside the results folder" \
+  --bundle "$build" --out "$scratch/in" --archive "$scratch/in/results.tar.gz"
+
+# The whole run on the simulated driver.
+out="$scratch/results"
+archive="$scratch/packed/results.tar.gz"
+if ! "$script" --bundle "$build" --simulate --out "$out" --archive "$archive" \
+    >"$scratch/run.log" 2>&1; then
+  fail "the simulated run failed"
+  tail -20 "$scratch/run.log"
+fi
+for f in summary.txt system.txt xal-info.json conformance.json \
+         bench-copy.json bench-dispatch.json rawbench.log; do
+  [[ -s "$out/$f" ]] || fail "$f missing or empty"
+done
+grep -q 'SIMULATED driver' "$out/system.txt" || fail "system.txt does not say simulated"
+grep -q '^C++ runtime: ' "$out/system.txt" || fail "system.txt has no C++ runtime line"
+for name in xal-info conformance bench-copy bench-dispatch mixed-collectives \
+            coll-thread coll-driver rawbench; do
+  grep -qE "^$name +(ok|TIMEOUT|FAILED)" "$out/summary.txt" ||
+    fail "summary.txt does not list step $name"
+done
+# These steps do not depend on timing; they must pass on the simulation.
+for name in xal-info bench-dispatch rawbench; do
+  grep -qE "^$name +ok" "$out/summary.txt" || fail "step $name did not pass"
+done
+if [[ -f "$archive" ]]; then
+  listing="$(tar -tzf "$archive")" || fail "the archive does not read"
+  for f in results/summary.txt results/conformance.json results/rawbench.log; do
+    grep -qx "$f" <<<"$listing" || fail "the archive lacks $f"
+  done
+else
+  fail "--archive wrote no $archive"
+fi
+
+if ((failures > 0)); then
+  echo "$failures check(s) failed; run log: $scratch/run.log"
+  exit 1
+fi
+echo "gpu-check.sh on the simulated driver: all checks passed"
