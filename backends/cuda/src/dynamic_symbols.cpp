@@ -84,6 +84,9 @@ bool DriverSymbols::load(const std::string& path, std::string* out_reason) {
   if (library_ == nullptr) {
     const char* err = dlerror();
     *out_reason = err != nullptr ? err : (path + ": cannot be opened");
+    if (path == "libcuda.so.1") {
+      *out_reason += " (no NVIDIA driver installed? XAL_CUDA_DRIVER names the file)";
+    }
     return false;
   }
   simulated_ = dlsym(library_, "xalsim_is_simulated") != nullptr;

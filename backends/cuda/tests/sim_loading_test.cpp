@@ -28,6 +28,9 @@ TEST(CudaSimulationLoading, MissingDriverFileIsUnavailableWithDlerror) {
   EXPECT_NE(last_error().message.find("cannot open shared object file"),
             std::string::npos)
       << last_error().message;
+  EXPECT_EQ(last_error().message.find("no NVIDIA driver installed?"),
+            std::string::npos)
+      << last_error().message;
 }
 
 TEST(CudaSimulationLoading, DriverTooOldNamesTheMissingFunction) {
@@ -109,6 +112,9 @@ TEST(NoDriver, RealDriverAbsentGivesTheDlopenReason) {
   EXPECT_EQ(try_init(&backend), XAL_ERROR_BACKEND_UNAVAILABLE);
   EXPECT_NE(last_error().message.find(
                 "libcuda.so.1: cannot open shared object file"),
+            std::string::npos)
+      << last_error().message;
+  EXPECT_NE(last_error().message.find("no NVIDIA driver installed?"),
             std::string::npos)
       << last_error().message;
 }
