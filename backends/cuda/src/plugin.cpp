@@ -125,9 +125,11 @@ xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
     common::copy_string(out->driver_version,
                         version_text(backend->driver_version));
     out->flags = backend->driver.simulated() ? XAL_BACKEND_FLAG_SIMULATED : 0u;
-    std::string note = backend->note;
+    // What this backend has been run on, first so that it is never cut.
+    std::string note = "verified on a simulated driver only, not yet on NVIDIA hardware";
+    if (!backend->note.empty()) note += "; " + backend->note;
     if (!kernels_embedded()) {
-      note += std::string(note.empty() ? "" : "; ") + "no embedded kernels";
+      note += "; no embedded kernels";
     }
     common::copy_string(out->note, note);
     return XAL_SUCCESS;

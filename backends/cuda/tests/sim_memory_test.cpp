@@ -29,6 +29,10 @@ TEST_F(CudaSim, DescribeSaysSimulated) {
   EXPECT_TRUE(d.flags & XAL_BACKEND_FLAG_SIMULATED);
   EXPECT_NE(std::string(d.note).find("simulated driver"), std::string::npos)
       << d.note;
+  EXPECT_EQ(std::string(d.note).rfind(
+                "verified on a simulated driver only, not yet on NVIDIA hardware", 0),
+            0u)
+      << d.note;
 }
 
 TEST_F(CudaSim, PropertiesComeFromTheDriver) {

@@ -18,6 +18,10 @@ TEST_F(HipPlugin, DescribesItselfAsSimulated) {
   EXPECT_TRUE(d.flags & XAL_BACKEND_FLAG_SIMULATED);
   EXPECT_NE(std::string(d.note).find("simulated driver"), std::string::npos)
       << d.note;
+  EXPECT_EQ(std::string(d.note).rfind(
+                "verified on a simulated runtime only, not yet on AMD hardware", 0),
+            0u)
+      << d.note;
   EXPECT_NE(std::string(d.driver_version).find("HIP 5.2"), std::string::npos)
       << d.driver_version;
   uint32_t count = 0;

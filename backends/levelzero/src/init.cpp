@@ -238,6 +238,8 @@ xal_status_t backend_describe(xal_backend_t* backend,
       note = "simulated driver (" + backend->library.simulated_note() + "), " + note;
     }
     note += "; collectives through the core (oneCCL has no C API)";
+    // What this backend has been run on, first so that it is never cut.
+    note = "verified on a simulated loader only, not yet on Intel hardware; " + note;
     common::copy_string(out->note, note);
     return XAL_SUCCESS;
   });

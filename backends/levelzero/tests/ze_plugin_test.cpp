@@ -29,6 +29,10 @@ TEST_F(ZePlugin, DescribesItselfAsSimulated) {
   EXPECT_STREQ(d.name, "levelzero");
   EXPECT_TRUE(d.flags & XAL_BACKEND_FLAG_SIMULATED);
   EXPECT_NE(std::string(d.note).find("simulated driver"), std::string::npos) << d.note;
+  EXPECT_EQ(std::string(d.note).rfind(
+                "verified on a simulated loader only, not yet on Intel hardware", 0),
+            0u)
+      << d.note;
   EXPECT_NE(std::string(d.driver_version).find("Level Zero 1.4"), std::string::npos)
       << d.driver_version;
   uint32_t count = 0;

@@ -210,10 +210,10 @@ xal_status_t backend_describe(xal_backend_t* backend, xal_backend_describe_t* ou
         backend->devices.empty() ? "" : backend->devices.front()->info.driver_version;
     common::copy_string(out->driver_version, driver);
     out->flags = 0;  // real drivers only
-    std::string note;
+    // What this backend has been run on, first so that it is never cut.
+    std::string note = "verified on PoCL (CPU) only, not yet on a GPU driver";
     for (const Platform& p : backend->platforms) {
-      if (!note.empty()) note += "; ";
-      note += p.name + " (" + p.version + ")";
+      note += "; " + p.name + " (" + p.version + ")";
     }
     note += " via " + backend->library.path();
     common::copy_string(out->note, note);

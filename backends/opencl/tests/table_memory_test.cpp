@@ -27,6 +27,9 @@ TEST_F(OpenclDevice, DescribeAndProperties) {
   EXPECT_STREQ(d.name, "opencl");
   EXPECT_NE(std::string(d.driver_version), "");
   EXPECT_NE(std::string(d.note).find("libOpenCL"), std::string::npos) << d.note;
+  EXPECT_EQ(std::string(d.note).rfind("verified on PoCL (CPU) only, not yet on a GPU driver", 0),
+            0u)
+      << d.note;
   EXPECT_EQ(d.flags & XAL_BACKEND_FLAG_SIMULATED, 0u);
 
   uint32_t count = 0;
