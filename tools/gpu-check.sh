@@ -21,6 +21,13 @@
 #                                         the same run on the simulated
 #                                         driver, to try the bundle without a
 #                                         GPU (figures are meaningless).
+#   DIR/gpu-check.sh --only STEP,STEP... [--out OUT]
+#                                         only the steps named (to run again
+#                                         the ones that failed): xal-info,
+#                                         conformance, bench-copy,
+#                                         bench-dispatch, mixed-collectives,
+#                                         coll-thread, coll-driver, nccl,
+#                                         rawbench.
 #   tools/gpu-check.sh [--simulate] [--out OUT]
 #                                         on a GPU machine that can build xal
 #                                         itself (scripts/deps.sh installed):
@@ -207,6 +214,17 @@ preflight() {
 }
 STEPS=()
 declare -A OUTCOME=()
+ALL_STEPS=(xal-info conformance bench-copy bench-dispatch mixed-collectives
+           coll-thread coll-driver nccl rawbench)
+ONLY=()  # --only: the steps to run; empty runs them all
+
+# wanted NAME: whether --only leaves step NAME in
+wanted() {
+  ((${#ONLY[@]} == 0)) && return 0
+  local s
+  for s in "${ONLY[@]}"; do [[ "$s" == "$1" ]] && return 0; done
+  return 1
+}
 
 # skipped NAME WHY: a step that did not run, listed in the summary
 skipped() {
@@ -217,6 +235,10 @@ skipped() {
 step() {
   local name="$1" limit="$2"
   shift 2
+  if ! wanted "$name"; then
+    skipped "$name" "not run (--only)"
+    return 0
+  fi
   local start=$SECONDS rc
   echo "gpu-check: [$name] (limit ${limit}s) $*"
   timeout --kill-after=10 "$limit" "$@" >"$OUT_DIR/$name.log" 2>&1
@@ -269,7 +291,7 @@ run_checks() {
 
   local start=$SECONDS
   step xal-info 20 "$bin/xal-info" --json
-  cp "$OUT_DIR/xal-info.log" "$OUT_DIR/xal-info.json"
+  [[ -f "$OUT_DIR/xal-info.log" ]] && cp "$OUT_DIR/xal-info.log" "$OUT_DIR/xal-info.json"
   if [[ -x "$bin/xal-conform" ]]; then
     step conformance 140 "$bin/xal-conform" --backend cuda \
       --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
@@ -308,7 +330,9 @@ run_checks() {
   # NCCL, where one is on the machine (the system's, or the one PyTorch's
   # wheels bring): a communicator over the CUDA devices alone takes the
   # native path (one rank on a single GPU), results checked.
-  if [[ "$simulate" != 1 && -x "$bin/xal-bench" ]]; then
+  if ! wanted nccl; then
+    skipped nccl "not run (--only)"
+  elif [[ "$simulate" != 1 && -x "$bin/xal-bench" ]]; then
     local nccl
     nccl="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
     [[ -n "$nccl" ]] || nccl="$(timeout 20 find /usr/lib /usr/local /opt -name libnccl.so.2 \
@@ -381,18 +405,28 @@ run_checks() {
 }
 
 main() {
-  local prepare_dir="" out="" simulate=0 bundle="" archive=""
+  local prepare_dir="" out="" simulate=0 bundle="" archive="" only=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --prepare) [[ $# -ge 2 ]] || die "--prepare needs a folder"; prepare_dir="$2"; shift 2 ;;
       --out) [[ $# -ge 2 ]] || die "--out needs a folder"; out="$2"; shift 2 ;;
       --bundle) [[ $# -ge 2 ]] || die "--bundle needs a folder"; bundle="$2"; shift 2 ;;
       --archive) [[ $# -ge 2 ]] || die "--archive needs a file name"; archive="$2"; shift 2 ;;
+      --only) [[ $# -ge 2 ]] || die "--only needs step names"; only="$2"; shift 2 ;;
       --simulate) simulate=1; shift ;;
       -h|--help) usage; exit 0 ;;
       *) die "unknown argument '$1' (see --help)" ;;
     esac
   done
+  if [[ -n "$only" ]]; then
+    local name known s
+    IFS=, read -r -a ONLY <<<"$only"
+    for name in "${ONLY[@]}"; do
+      known=0
+      for s in "${ALL_STEPS[@]}"; do [[ "$s" == "$name" ]] && known=1; done
+      ((known)) || die "--only: no step '$name' (steps: ${ALL_STEPS[*]})"
+    done
+  fi
   if [[ -n "$prepare_dir" ]]; then
     prepare "$prepare_dir"
     return

@@ -26,6 +26,7 @@ expect_refused() {  # expect_refused MESSAGE ARGS...
 expect_refused "unknown argument '--bogus'" --bogus
 expect_refused "--archive needs a file name" --archive
 expect_refused "is not a bundle" --bundle "$scratch" --out "$scratch/x"
+expect_refused "--only: no step 'bogus' (steps: xal-info" --only xal-info,bogus
 expect_refused "--archive must lie outside the results folder" \
   --bundle "$build" --out "$scratch/in" --archive "$scratch/in/results.tar.gz"
 
@@ -60,6 +61,22 @@ if [[ -f "$archive" ]]; then
 else
   fail "--archive wrote no $archive"
 fi
+
+# --only: the steps named run, every other one is listed as not run.
+only="$scratch/only"
+if ! "$script" --bundle "$build" --simulate --out "$only" --only xal-info,rawbench \
+    >"$scratch/only.log" 2>&1; then
+  fail "the --only run failed"
+  tail -20 "$scratch/only.log"
+fi
+for name in xal-info rawbench; do
+  grep -qE "^$name +ok" "$only/summary.txt" || fail "--only: step $name did not pass"
+done
+for name in conformance bench-copy coll-driver; do
+  grep -qE "^$name +not run \(--only\)" "$only/summary.txt" ||
+    fail "--only: step $name not listed as not run"
+done
+[[ ! -e "$only/conformance.log" ]] || fail "--only: conformance ran"
 
 if ((failures > 0)); then
   echo "$failures check(s) failed; run log: $scratch/run.log"
