@@ -157,6 +157,8 @@ struct xal_bdevice_s {
 
   uint64_t energy_base_mj = 0;
   bool energy_valid = false;
+  // Whether NVML reports the card's Xid events (metrics' last_xid).
+  bool xid_watched = false;
 
   // Makes the primary context current on the calling thread (cheap when it
   // already is). Returns CUDA_SUCCESS or the driver error.

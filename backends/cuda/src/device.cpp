@@ -87,6 +87,12 @@ xal_status_t init_devices(xal_backend_t* backend) {
       }
       device->energy_valid = backend->nvml->energy_mj(device->nvml_device,
                                                       &device->energy_base_mj);
+      std::string why;
+      device->xid_watched = backend->nvml->watch_xids(device->nvml_device, &why);
+      if (!device->xid_watched) {
+        backend->log(XAL_LOG_INFO, "cuda: no Xid events for device " +
+                                       std::to_string(device->index) + ": " + why);
+      }
     }
   }
   return XAL_SUCCESS;
@@ -309,6 +315,10 @@ xal_status_t device_get_metrics(xal_bdevice_t* device,
     if (backend->nvml != nullptr) {
       backend->nvml->fill(device->nvml_device, device->energy_base_mj,
                           device->energy_valid, out);
+      if (device->xid_watched) {
+        out->last_xid = backend->nvml->last_xid(device->nvml_device);
+        out->valid |= XAL_METRIC_LAST_XID;
+      }
     }
     if (backend->driver.simulated()) out->valid |= XAL_METRIC_SIMULATED;
     return XAL_SUCCESS;

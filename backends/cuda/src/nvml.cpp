@@ -11,6 +11,7 @@ constexpr bool kRequired_OPTIONAL = false;
 }  // namespace
 
 Nvml::~Nvml() {
+  if (xid_events_ != nullptr) nvmlEventSetFree(xid_events_);
   if (initialised_ && nvmlShutdown != nullptr) nvmlShutdown();
   if (library_ != nullptr) dlclose(library_);
 }
@@ -132,6 +133,49 @@ void Nvml::fill(void* handle, uint64_t energy_base_mj, bool energy_valid,
     out->pcie_replays = value;
     out->valid |= XAL_METRIC_PCIE_REPLAYS;
   }
+}
+
+bool Nvml::watch_xids(void* device, std::string* out_reason) {
+  if (device == nullptr) return false;
+  if (nvmlEventSetCreate == nullptr || nvmlDeviceRegisterEvents == nullptr ||
+      nvmlEventSetWait_v2 == nullptr || nvmlEventSetFree == nullptr) {
+    *out_reason = "NVML has no event sets (nvmlEventSetWait_v2 needs NVML 11)";
+    return false;
+  }
+  if (xid_events_ == nullptr) {
+    if (const Return r = nvmlEventSetCreate(&xid_events_); r != 0) {
+      xid_events_ = nullptr;
+      *out_reason = "nvmlEventSetCreate failed with NVML code " + std::to_string(r);
+      return false;
+    }
+  }
+  const Return r = nvmlDeviceRegisterEvents(static_cast<Device>(device),
+                                            nvml::kEventXidCriticalError, xid_events_);
+  if (r != 0) {
+    *out_reason = "nvmlDeviceRegisterEvents (Xid) failed with NVML code " +
+                  std::to_string(r);
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(xid_mutex_);
+  last_xid_[device] = 0;
+  return true;
+}
+
+uint32_t Nvml::last_xid(void* device) {
+  std::lock_guard<std::mutex> lock(xid_mutex_);
+  if (xid_events_ == nullptr) return 0;
+  // What came since the last read, without waiting (a bounded number per
+  // call: a card that reports without end cannot hold the caller).
+  constexpr int kMaxEventsPerRead = 256;
+  for (int i = 0; i < kMaxEventsPerRead; ++i) {
+    EventData event{};
+    if (nvmlEventSetWait_v2(xid_events_, &event, 0) != 0) break;  // NVML_ERROR_TIMEOUT: none
+    if ((event.event_type & nvml::kEventXidCriticalError) != 0) {
+      last_xid_[event.device] = static_cast<uint32_t>(event.event_data);
+    }
+  }
+  const auto it = last_xid_.find(device);
+  return it != last_xid_.end() ? it->second : 0;
 }
 
 }  // namespace xal::cuda

@@ -2,14 +2,17 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "nvml_symbols.h"
 #include "xal/xal.h"
 
 namespace xal::cuda {
 
-// An open NVML. Thread-safe after open() (NVML itself is thread-safe).
+// An open NVML. Thread-safe after open() and the watch_xids() calls of init
+// (NVML itself is thread-safe).
 class Nvml {
  public:
   ~Nvml();
@@ -31,16 +34,30 @@ class Nvml {
   void fill(void* device, uint64_t energy_base_mj, bool energy_valid,
             xal_device_metrics_t* out) const;
 
+  // Watches the card's Xid events (nvmlEventTypeXidCriticalError) from now
+  // on; false, with *out_reason, when NVML cannot report them for it (an
+  // old NVML, a card or container without events). At init only.
+  bool watch_xids(void* device, std::string* out_reason);
+  // The card's last Xid since watch_xids(), 0 when none (999: NVML did not
+  // know which). Reads the events that came since the last call. Thread-safe.
+  uint32_t last_xid(void* device);
+
  private:
   Nvml() = default;
   void* library_ = nullptr;
   bool initialised_ = false;
+  // One event set for every watched card; the Xids read from it so far.
+  nvml::EventSet xid_events_ = nullptr;
+  std::mutex xid_mutex_;
+  std::unordered_map<void*, uint32_t> last_xid_;
 #define XAL_NVML_MEMBER(kind, name, ret, params) \
   nvml::ret(*name) params = nullptr;
   using Return = nvml::Return;
   using Device = nvml::Device;
   using Utilization = nvml::Utilization;
   using Memory = nvml::Memory;
+  using EventSet = nvml::EventSet;
+  using EventData = nvml::EventData;
   XAL_NVML_SYMBOLS(XAL_NVML_MEMBER)
 #undef XAL_NVML_MEMBER
 };

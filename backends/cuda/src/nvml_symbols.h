@@ -19,6 +19,16 @@ struct Memory {
   unsigned long long free;
   unsigned long long used;
 };
+using EventSet = struct EventSetOpaque*;  // nvmlEventSet_t
+// nvmlEventData_t as nvmlEventSetWait_v2 fills it (NVML 11 and newer).
+struct EventData {
+  Device device;
+  unsigned long long event_type;
+  unsigned long long event_data;  // the Xid, for kEventXidCriticalError
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+constexpr unsigned long long kEventXidCriticalError = 0x8;  // nvmlEventTypeXidCriticalError
 constexpr int kTemperatureGpu = 0;       // NVML_TEMPERATURE_GPU
 constexpr int kClockSm = 1;              // NVML_CLOCK_SM
 constexpr int kClockMem = 2;             // NVML_CLOCK_MEM
@@ -44,4 +54,9 @@ constexpr int kEccAggregate = 1;         // NVML_AGGREGATE_ECC
   X(OPTIONAL, nvmlDeviceGetClockInfo, Return, (Device, int, unsigned int*))    \
   X(OPTIONAL, nvmlDeviceGetTotalEccErrors, Return,                             \
     (Device, int, int, unsigned long long*))                                   \
-  X(OPTIONAL, nvmlDeviceGetPcieReplayCounter, Return, (Device, unsigned int*))
+  X(OPTIONAL, nvmlDeviceGetPcieReplayCounter, Return, (Device, unsigned int*)) \
+  X(OPTIONAL, nvmlEventSetCreate, Return, (EventSet*))                         \
+  X(OPTIONAL, nvmlDeviceRegisterEvents, Return,                                \
+    (Device, unsigned long long, EventSet))                                    \
+  X(OPTIONAL, nvmlEventSetWait_v2, Return, (EventSet, EventData*, unsigned int)) \
+  X(OPTIONAL, nvmlEventSetFree, Return, (EventSet))

@@ -2,9 +2,16 @@
 // sensors of the simulated driver's devices, some of them unsupported, as
 // on cards and drivers that lack them. Device 1 is found by PCI bus id,
 // device 0 only by UUID (as when bus ids do not match, in some VMs).
+// Xid events: one event set; a test raises an Xid on a card with
+// xalsim_nvml_raise_xid(), delivered to the set when the card's Xid events
+// are registered (XALSIM_NVML_NO_EVENTS=1 refuses registration, as NVML does
+// where a card or container has no events). A wait never blocks.
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
 
 namespace {
 
@@ -12,12 +19,30 @@ constexpr int kSuccess = 0;
 constexpr int kInvalidArgument = 2;
 constexpr int kNotSupported = 3;
 constexpr int kNotFound = 6;
+constexpr int kTimeout = 10;
+constexpr unsigned long long kEventXid = 0x8;  // nvmlEventTypeXidCriticalError
 
 struct Card {
   int index;
   std::atomic<unsigned long long> energy_mj;
 };
 Card cards[2] = {{0, 1000000}, {1, 2000000}};
+
+// nvmlEventData_t as nvmlEventSetWait_v2 fills it.
+struct EventData {
+  void* device;
+  unsigned long long event_type;
+  unsigned long long event_data;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+struct EventSet {
+  std::mutex mutex;
+  bool created = false;
+  bool registered[2] = {false, false};
+  std::deque<EventData> pending;
+};
+EventSet event_set;
 
 // The UUID the simulated driver gives device `index`, as NVML spells it.
 void uuid_of(int index, char* out, size_t size) {
@@ -116,4 +141,53 @@ XALSIM_NVML_API int nvmlDeviceGetPcieReplayCounter(void* device,
   if (card(device) == nullptr || count == nullptr) return kInvalidArgument;
   *count = 0;
   return kSuccess;
+}
+
+XALSIM_NVML_API int nvmlEventSetCreate(void** out) {
+  if (out == nullptr) return kInvalidArgument;
+  std::lock_guard<std::mutex> lock(event_set.mutex);
+  event_set.created = true;
+  *out = &event_set;
+  return kSuccess;
+}
+
+XALSIM_NVML_API int nvmlDeviceRegisterEvents(void* device, unsigned long long types,
+                                             void* set) {
+  Card* c = card(device);
+  if (c == nullptr || set != &event_set) return kInvalidArgument;
+  const char* off = std::getenv("XALSIM_NVML_NO_EVENTS");
+  if ((off != nullptr && off[0] == '1') || (types & ~kEventXid) != 0) {
+    return kNotSupported;
+  }
+  std::lock_guard<std::mutex> lock(event_set.mutex);
+  event_set.registered[c->index] = true;
+  return kSuccess;
+}
+
+XALSIM_NVML_API int nvmlEventSetWait_v2(void* set, EventData* out, unsigned int) {
+  if (set != &event_set || out == nullptr) return kInvalidArgument;
+  std::lock_guard<std::mutex> lock(event_set.mutex);
+  if (event_set.pending.empty()) return kTimeout;
+  *out = event_set.pending.front();
+  event_set.pending.pop_front();
+  return kSuccess;
+}
+
+XALSIM_NVML_API int nvmlEventSetFree(void* set) {
+  if (set != &event_set) return kInvalidArgument;
+  std::lock_guard<std::mutex> lock(event_set.mutex);
+  event_set.created = false;
+  event_set.registered[0] = event_set.registered[1] = false;
+  event_set.pending.clear();
+  return kSuccess;
+}
+
+// Test control: card `index` reports Xid `xid`. Returns 1 when delivered
+// (the card's Xid events are registered), 0 otherwise.
+XALSIM_NVML_API int xalsim_nvml_raise_xid(int index, unsigned long long xid) {
+  if (index < 0 || index > 1) return 0;
+  std::lock_guard<std::mutex> lock(event_set.mutex);
+  if (!event_set.created || !event_set.registered[index]) return 0;
+  event_set.pending.push_back({&cards[index], kEventXid, xid, 0xFFFFFFFFu, 0xFFFFFFFFu});
+  return 1;
 }

@@ -117,8 +117,71 @@ TEST(CudaSimulationNvml, SensorsOfTheMatchingCardInXalUnits) {
     // NVML has no memory figures: the driver's stay.
     EXPECT_TRUE(m.valid & XAL_METRIC_MEMORY_TOTAL);
     EXPECT_EQ(m.memory_total_bytes, p.memory_bytes);
+    // Xid events are watched; none came.
+    EXPECT_TRUE(m.valid & XAL_METRIC_LAST_XID);
+    EXPECT_EQ(m.last_xid, 0u);
   }
   EXPECT_EQ(t->shutdown(backend), XAL_SUCCESS);
+}
+
+// The simulated NVML's control: card `index` reports Xid `xid`.
+using RaiseXid = int (*)(int index, unsigned long long xid);
+
+xal_device_metrics_t metrics_of(xal_backend_t* backend, uint32_t index) {
+  const xal_backend_table_t* t = plugin_table();
+  xal_bdevice_t* dev = nullptr;
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  EXPECT_EQ(t->device_get(backend, index, &dev), XAL_SUCCESS);
+  if (dev != nullptr) {
+    EXPECT_EQ(t->device_get_metrics(dev, &m), XAL_SUCCESS);
+  }
+  return m;
+}
+
+// An Xid NVML reports for a card shows in that device's metrics (and only
+// there) as last_xid, the latest one winning, and stays until the next.
+TEST(CudaSimulationNvml, XidEventsReachTheDevicesLastXid) {
+  ScopedEnv nvml("XAL_CUDA_NVML", XAL_CUDA_SIM_NVML_PATH);
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(init(&backend), XAL_SUCCESS) << last_error().message;
+  // The plugin's own mapping of the simulated NVML, its events included.
+  void* sim = dlopen(XAL_CUDA_SIM_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(sim, nullptr);
+  auto raise = reinterpret_cast<RaiseXid>(dlsym(sim, "xalsim_nvml_raise_xid"));
+  ASSERT_NE(raise, nullptr);
+
+  ASSERT_EQ(raise(1, 79), 1);  // GPU has fallen off the bus
+  xal_device_metrics_t m1 = metrics_of(backend, 1);
+  xal_device_metrics_t m0 = metrics_of(backend, 0);
+  EXPECT_TRUE(m1.valid & XAL_METRIC_LAST_XID);
+  EXPECT_EQ(m1.last_xid, 79u);
+  EXPECT_TRUE(m0.valid & XAL_METRIC_LAST_XID);
+  EXPECT_EQ(m0.last_xid, 0u);
+
+  ASSERT_EQ(raise(0, 48), 1);
+  ASSERT_EQ(raise(0, 94), 1);
+  EXPECT_EQ(metrics_of(backend, 0).last_xid, 94u);  // the latest
+  EXPECT_EQ(metrics_of(backend, 0).last_xid, 94u);  // until the next
+  EXPECT_EQ(metrics_of(backend, 1).last_xid, 79u);
+
+  dlclose(sim);
+  EXPECT_EQ(plugin_table()->shutdown(backend), XAL_SUCCESS);
+}
+
+// Where NVML has no events for a card, last_xid is not reported (its bit
+// stays clear) and the other sensors still are.
+TEST(CudaSimulationNvml, NoXidEventsLeaveLastXidUnreported) {
+  ScopedEnv nvml("XAL_CUDA_NVML", XAL_CUDA_SIM_NVML_PATH);
+  ScopedEnv no_events("XALSIM_NVML_NO_EVENTS", "1");
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(init(&backend), XAL_SUCCESS) << last_error().message;
+  for (uint32_t i = 0; i < 2; ++i) {
+    const xal_device_metrics_t m = metrics_of(backend, i);
+    EXPECT_FALSE(m.valid & XAL_METRIC_LAST_XID) << "device " << i;
+    EXPECT_TRUE(m.valid & XAL_METRIC_POWER) << "device " << i;
+  }
+  EXPECT_EQ(plugin_table()->shutdown(backend), XAL_SUCCESS);
 }
 
 TEST_F(CudaSim, PtxOfANewerIsaThanTheDriverIsRefusedWithTheLog) {
