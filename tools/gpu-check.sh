@@ -24,7 +24,7 @@
 #   DIR/gpu-check.sh --only STEP,STEP... [--out OUT]
 #                                         only the steps named (to run again
 #                                         the ones that failed): xal-info,
-#                                         conformance, bench-copy,
+#                                         xal-smi, conformance, bench-copy,
 #                                         bench-dispatch, mixed-collectives,
 #                                         coll-thread, coll-driver, nccl,
 #                                         rawbench.
@@ -35,7 +35,8 @@
 #                                         then the run, in one go. The build
 #                                         is not counted in the run's time.
 #
-# The run: system facts (nvidia-smi), xal-info, the conformance suite in
+# The run: system facts (nvidia-smi), xal-info, xal-smi --json (NVML's
+# sensors and Xid events as xal reports them), the conformance suite in
 # full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
 # every collective on the CUDA devices with a mock card (collectives_check,
 # then xal-bench coll with the backend's host function threads and without),
@@ -84,7 +85,7 @@ prepare() {
     '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/../lib' >"$dest/.configure.log" 2>&1 ||
     { tail -30 "$dest/.configure.log"; die "configure failed"; }
 
-  local targets=(xal xal_backend_cuda xalsim_cuda xal-info xal-conform
+  local targets=(xal xal_backend_cuda xalsim_cuda xalsim_nvml xal-info xal-smi xal-conform
                  xal-conform-suite xal-bench xal-cuda-rawbench
                  xal_example_collectives_check)
   local available=()
@@ -108,14 +109,15 @@ prepare() {
   rm -rf "$dest/bin" "$dest/lib"
   mkdir -p "$dest/bin" "$dest/lib/xal" "$dest/lib/cuda-sim"
   local f
-  for f in xal-info xal-conform xal-conform-suite xal-bench xal-cuda-rawbench \
+  for f in xal-info xal-smi xal-conform xal-conform-suite xal-bench xal-cuda-rawbench \
            collectives_check; do
     [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$dest/bin/"
   done
   cp -P "$build"/lib/libxal.so* "$dest/lib/" 2>/dev/null ||
     die "libxal.so was not built"
   cp "$build"/lib/xal/libxal_backend_*.so "$dest/lib/xal/"
-  cp -P "$build"/lib/cuda-sim/libcuda.so* "$dest/lib/cuda-sim/" 2>/dev/null || true
+  cp -P "$build"/lib/cuda-sim/libcuda.so* "$build"/lib/cuda-sim/libxalsim-nvml.so \
+    "$dest/lib/cuda-sim/" 2>/dev/null || true
 
   # The shared libraries the binaries need, except the C library itself and
   # the NVIDIA driver: copied into lib/ where RPATH finds them.
@@ -214,7 +216,7 @@ preflight() {
 }
 STEPS=()
 declare -A OUTCOME=()
-ALL_STEPS=(xal-info conformance bench-copy bench-dispatch mixed-collectives
+ALL_STEPS=(xal-info xal-smi conformance bench-copy bench-dispatch mixed-collectives
            coll-thread coll-driver nccl rawbench)
 ONLY=()  # --only: the steps to run; empty runs them all
 
@@ -270,6 +272,9 @@ run_checks() {
     [[ -e "$bundle/lib/cuda-sim/libcuda.so.1" ]] || die "no simulated driver in the bundle"
     export XAL_CUDA_DRIVER="$bundle/lib/cuda-sim/libcuda.so.1"
     export XALSIM_CUDA_DEVICES="${XALSIM_CUDA_DEVICES:-2}"
+    # The simulated NVML's sensors, for xal-smi.
+    [[ -e "$bundle/lib/cuda-sim/libxalsim-nvml.so" ]] &&
+      export XAL_CUDA_NVML="${XAL_CUDA_NVML:-$bundle/lib/cuda-sim/libxalsim-nvml.so}"
     # Room for the parity group's 256 MiB buffers (host memory, touched
     # only where written).
     export XALSIM_CUDA_MEMORY="${XALSIM_CUDA_MEMORY:-8GiB}"
@@ -292,6 +297,11 @@ run_checks() {
   local start=$SECONDS
   step xal-info 20 "$bin/xal-info" --json
   [[ -f "$OUT_DIR/xal-info.log" ]] && cp "$OUT_DIR/xal-info.log" "$OUT_DIR/xal-info.json"
+  if [[ -x "$bin/xal-smi" ]]; then
+    step xal-smi 15 "$bin/xal-smi" --json
+  else
+    skipped xal-smi "MISSING from the bundle"
+  fi
   if [[ -x "$bin/xal-conform" ]]; then
     step conformance 140 "$bin/xal-conform" --backend cuda \
       --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
