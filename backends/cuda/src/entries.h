@@ -128,4 +128,29 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
 xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                       size_t count, xal_dtype_t dtype, xal_bstream_t* stream);
 
+// peer_comm.cpp (the table variant used without NCCL: peer copies and xal's
+// embedded reductions; its xal_bcomm_t are its own)
+bool peer_collectives_available();  // the kernels are embedded
+xal_status_t peer_comm_create(xal_bdevice_t* const* devices, uint32_t n,
+                              const xal_bcomm_options_t* options, xal_bcomm_t** out_comms);
+xal_status_t peer_comm_destroy(xal_bcomm_t* comm);
+xal_status_t peer_comm_abort(xal_bcomm_t* comm);
+xal_status_t peer_comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error);
+xal_status_t peer_group_start(xal_backend_t* backend);
+xal_status_t peer_group_end(xal_backend_t* backend);
+xal_status_t peer_allreduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                            size_t count, xal_dtype_t dtype, xal_op_t op, xal_bstream_t* stream);
+xal_status_t peer_broadcast(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                            size_t count, xal_dtype_t dtype, uint32_t root,
+                            xal_bstream_t* stream);
+xal_status_t peer_reduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, size_t count,
+                         xal_dtype_t dtype, xal_op_t op, uint32_t root, xal_bstream_t* stream);
+xal_status_t peer_allgather(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                            size_t send_count, xal_dtype_t dtype, xal_bstream_t* stream);
+xal_status_t peer_reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
+                                 size_t recv_count, xal_dtype_t dtype, xal_op_t op,
+                                 xal_bstream_t* stream);
+xal_status_t peer_alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, size_t count,
+                           xal_dtype_t dtype, xal_bstream_t* stream);
+
 }  // namespace xal::cuda

@@ -31,6 +31,11 @@ void destroy(xal_backend_s* backend) {
 
 bool nccl_present();
 
+// Which collectives the table carries (XAL_CUDA_COLLECTIVES, below).
+enum class Collectives { kCore, kNccl, kPeer };
+Collectives chosen_collectives();
+std::string collectives_choice();
+
 std::string version_text(int version) {
   return std::to_string(version / 1000) + "." +
          std::to_string((version % 1000) / 10);
@@ -67,28 +72,42 @@ xal_status_t init(const xal_backend_init_args_t* args,
     }
     // NCCL drives the real driver through its own runtime: not with the
     // simulation. Used only when the table has the native entries, which
-    // nccl_present() decided when the core asked for it.
-    if (!backend->driver.simulated()) {
-      const std::string nccl_path = Nccl::library_path();
-      if (nccl_path.empty()) {
-        note += std::string(note.empty() ? "" : "; ") +
-                "NCCL off (XAL_CUDA_NCCL): collectives on xal's own path";
-      }
+    // chosen_collectives() decided when the core asked for it.
+    const std::string choice = collectives_choice();
+    if (!choice.empty() && choice != "auto" && choice != "core" && choice != "peer") {
+      return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                            "cuda: XAL_CUDA_COLLECTIVES '" + choice +
+                                "' is none of 'auto', 'core', 'peer'");
+    }
+    const Collectives collectives = chosen_collectives();
+    const std::string nccl_path = Nccl::library_path();
+    std::string nccl_note;
+    if (!backend->driver.simulated() && choice != "core" && choice != "peer") {
       std::string why;
-      if (!nccl_path.empty() && nccl_present()) {
+      if (!nccl_path.empty() && collectives == Collectives::kNccl) {
         backend->nccl = Nccl::open(nccl_path, &why);
       }
-      if (!nccl_path.empty() && backend->nccl == nullptr) {
+      if (nccl_path.empty()) {
+        nccl_note = "NCCL off (XAL_CUDA_NCCL)";
+      } else if (backend->nccl == nullptr) {
         if (why.empty()) Nccl::open(nccl_path, &why);  // for the log
         backend->log(XAL_LOG_INFO, "cuda: NCCL not used: " + why);
-        note += std::string(note.empty() ? "" : "; ") + "no NCCL (" +
-                nccl_path + "): collectives on xal's own path";
-      } else if (backend->nccl != nullptr) {
+        nccl_note = "no NCCL (" + nccl_path + ")";
+      } else {
         const int v = backend->nccl->version();
-        note += std::string(note.empty() ? "" : "; ") + "NCCL " +
-                std::to_string(v / 10000) + "." +
-                std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+        nccl_note = "NCCL " + std::to_string(v / 10000) + "." +
+                    std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
       }
+    }
+    std::string how;
+    if (collectives == Collectives::kPeer) {
+      how = "collectives over peer copies and xal's kernels";
+    } else if (collectives == Collectives::kCore || backend->nccl == nullptr) {
+      how = "collectives on the core's path";
+    }
+    if (!nccl_note.empty() || !how.empty()) {
+      note += std::string(note.empty() ? "" : "; ") + nccl_note +
+              (nccl_note.empty() || how.empty() ? "" : ": ") + how;
     }
     // XAL_CUDA_HOST_FUNCS=driver: host functions straight to the driver
     // (see host_funcs.h); "thread", the default, on a thread of the stream.
@@ -194,6 +213,40 @@ const xal_backend_table_t kTableWithNccl = {
     .get_extension = get_extension,
 };
 
+// Without NCCL, with xal's kernels: native collectives over peer copies and
+// the embedded reductions (peer_comm.cpp).
+const xal_backend_table_t kTableWithPeer = {
+    XAL_CUDA_BASE_ENTRIES,
+    .comm_create = peer_comm_create,
+    .comm_destroy = peer_comm_destroy,
+    .comm_abort = peer_comm_abort,
+    .comm_get_async_error = peer_comm_get_async_error,
+    .group_start = peer_group_start,
+    .group_end = peer_group_end,
+    .allreduce = peer_allreduce,
+    .broadcast = peer_broadcast,
+    .reduce = peer_reduce,
+    .allgather = peer_allgather,
+    .reduce_scatter = peer_reduce_scatter,
+    .alltoall = peer_alltoall,
+    .get_extension = get_extension,
+};
+
+// XAL_CUDA_COLLECTIVES: "core" (the core's own path), "peer" (peer copies
+// and xal's kernels, even with NCCL), else "auto": NCCL when present, then
+// peer. Peer needs the embedded kernels and host functions on xal's threads;
+// without them, the core's path.
+std::string collectives_choice() {
+  const char* value = std::getenv("XAL_CUDA_COLLECTIVES");
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+bool peer_possible() {
+  const char* host_funcs = std::getenv("XAL_CUDA_HOST_FUNCS");
+  return peer_collectives_available() &&
+         (host_funcs == nullptr || std::string(host_funcs) != "driver");
+}
+
 // True when the driver named by XAL_CUDA_DRIVER is xal's simulated one.
 // NCCL runs on the real driver through its own CUDA runtime, so it is never
 // used with the simulation. (Drivers are never unloaded, so opening it here
@@ -221,17 +274,29 @@ bool nccl_present() {
   return present;
 }
 
+Collectives chosen_collectives() {
+  const std::string choice = collectives_choice();
+  if (choice == "core") return Collectives::kCore;
+  if (choice != "peer" && nccl_present()) return Collectives::kNccl;
+  return peer_possible() ? Collectives::kPeer : Collectives::kCore;
+}
+
 }  // namespace
 }  // namespace xal::cuda
 
 // The one exported symbol: the table, with the NCCL entries when NCCL is
-// present. Thread-safe; the table is static and never freed.
+// present, else with the peer collectives (chosen_collectives()).
+// Thread-safe; the table is static and never freed.
 extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
     uint32_t core_abi_version) {
   (void)core_abi_version;  // the core checks the major version
   try {
-    return xal::cuda::nccl_present() ? &xal::cuda::kTableWithNccl
-                                     : &xal::cuda::kTable;
+    switch (xal::cuda::chosen_collectives()) {
+      case xal::cuda::Collectives::kNccl: return &xal::cuda::kTableWithNccl;
+      case xal::cuda::Collectives::kPeer: return &xal::cuda::kTableWithPeer;
+      case xal::cuda::Collectives::kCore: break;
+    }
+    return &xal::cuda::kTable;
   } catch (...) {
     return &xal::cuda::kTable;
   }

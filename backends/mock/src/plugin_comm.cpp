@@ -72,17 +72,6 @@ xal_status_t enqueue(xal_bcomm_t* comm, xal_bstream_t* stream, common::CollDesc 
   });
 }
 
-common::CollDesc make(common::CollKind kind, size_t count, xal_dtype_t dtype, xal_op_t op,
-                      uint32_t root) {
-  common::CollDesc d;
-  d.kind = kind;
-  d.count = count;
-  d.dtype = dtype;
-  d.op = op;
-  d.root = root;
-  return d;
-}
-
 }  // namespace
 
 xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
@@ -130,37 +119,43 @@ xal_status_t group_end(xal_backend_t*) { return XAL_SUCCESS; }
 
 xal_status_t allreduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, size_t count,
                        xal_dtype_t dtype, xal_op_t op, xal_bstream_t* stream) {
-  return enqueue(comm, stream, make(common::CollKind::kAllreduce, count, dtype, op, 0), send, recv);
+  const common::CollDesc d = common::coll_desc(common::CollKind::kAllreduce, count, dtype, op, 0);
+  return enqueue(comm, stream, d, send, recv);
 }
 
 xal_status_t broadcast(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, size_t count,
                        xal_dtype_t dtype, uint32_t root, xal_bstream_t* stream) {
-  return enqueue(comm, stream, make(common::CollKind::kBroadcast, count, dtype, XAL_OP_SUM, root),
-                 send, recv);
+  const common::CollDesc d =
+      common::coll_desc(common::CollKind::kBroadcast, count, dtype, XAL_OP_SUM, root);
+  return enqueue(comm, stream, d, send, recv);
 }
 
 xal_status_t reduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, size_t count,
                     xal_dtype_t dtype, xal_op_t op, uint32_t root, xal_bstream_t* stream) {
-  return enqueue(comm, stream, make(common::CollKind::kReduce, count, dtype, op, root), send, recv);
+  const common::CollDesc d = common::coll_desc(common::CollKind::kReduce, count, dtype, op, root);
+  return enqueue(comm, stream, d, send, recv);
 }
 
 xal_status_t allgather(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                        size_t send_count, xal_dtype_t dtype, xal_bstream_t* stream) {
-  return enqueue(comm, stream, make(common::CollKind::kAllgather, send_count, dtype, XAL_OP_SUM, 0),
-                 send, recv);
+  const common::CollDesc d =
+      common::coll_desc(common::CollKind::kAllgather, send_count, dtype, XAL_OP_SUM, 0);
+  return enqueue(comm, stream, d, send, recv);
 }
 
 xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                             size_t recv_count, xal_dtype_t dtype, xal_op_t op,
                             xal_bstream_t* stream) {
-  return enqueue(comm, stream, make(common::CollKind::kReduceScatter, recv_count, dtype, op, 0),
-                 send, recv);
+  const common::CollDesc d =
+      common::coll_desc(common::CollKind::kReduceScatter, recv_count, dtype, op, 0);
+  return enqueue(comm, stream, d, send, recv);
 }
 
 xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, size_t count,
                       xal_dtype_t dtype, xal_bstream_t* stream) {
-  return enqueue(comm, stream, make(common::CollKind::kAlltoall, count, dtype, XAL_OP_SUM, 0), send,
-                 recv);
+  const common::CollDesc d =
+      common::coll_desc(common::CollKind::kAlltoall, count, dtype, XAL_OP_SUM, 0);
+  return enqueue(comm, stream, d, send, recv);
 }
 
 }  // namespace xal::mock

@@ -44,6 +44,19 @@ struct CollDesc {
   uint32_t avg_divisor = 0;
 };
 
+// The description of a call from the API's arguments (op: XAL_OP_SUM and
+// root: 0 where the collective has none).
+inline CollDesc coll_desc(CollKind kind, size_t count, xal_dtype_t dtype, xal_op_t op,
+                          uint32_t root) {
+  CollDesc d;
+  d.kind = kind;
+  d.count = count;
+  d.dtype = dtype;
+  d.op = op;
+  d.root = root;
+  return d;
+}
+
 // Elements a rank reads from `in` and writes to `out` for `desc` in a
 // communicator of `n` ranks (0 where the buffer is unused by that rank).
 size_t coll_in_elements(const CollDesc& desc, uint32_t rank, uint32_t n);

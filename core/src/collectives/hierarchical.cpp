@@ -96,41 +96,30 @@ class HierComm final : public CommImpl {
 
   xal_status_t allreduce(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
                          xal_op_t op, StreamObj* st) override {
-    return submit(make(CollKind::kAllreduce, n, dt, op, 0), s, r, st);
+    return submit(common::coll_desc(CollKind::kAllreduce, n, dt, op, 0), s, r, st);
   }
   xal_status_t broadcast(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
                          uint32_t root, StreamObj* st) override {
-    return submit(make(CollKind::kBroadcast, n, dt, XAL_OP_SUM, root), s, r, st);
+    return submit(common::coll_desc(CollKind::kBroadcast, n, dt, XAL_OP_SUM, root), s, r, st);
   }
   xal_status_t reduce(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt, xal_op_t op,
                       uint32_t root, StreamObj* st) override {
-    return submit(make(CollKind::kReduce, n, dt, op, root), s, r, st);
+    return submit(common::coll_desc(CollKind::kReduce, n, dt, op, root), s, r, st);
   }
   xal_status_t allgather(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
                          StreamObj* st) override {
-    return submit(make(CollKind::kAllgather, n, dt, XAL_OP_SUM, 0), s, r, st);
+    return submit(common::coll_desc(CollKind::kAllgather, n, dt, XAL_OP_SUM, 0), s, r, st);
   }
   xal_status_t reduce_scatter(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
                               xal_op_t op, StreamObj* st) override {
-    return submit(make(CollKind::kReduceScatter, n, dt, op, 0), s, r, st);
+    return submit(common::coll_desc(CollKind::kReduceScatter, n, dt, op, 0), s, r, st);
   }
   xal_status_t alltoall(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt,
                         StreamObj* st) override {
-    return submit(make(CollKind::kAlltoall, n, dt, XAL_OP_SUM, 0), s, r, st);
+    return submit(common::coll_desc(CollKind::kAlltoall, n, dt, XAL_OP_SUM, 0), s, r, st);
   }
 
  private:
-  static CollDesc make(CollKind kind, size_t count, xal_dtype_t dtype, xal_op_t op,
-                       uint32_t root) {
-    CollDesc d;
-    d.kind = kind;
-    d.count = count;
-    d.dtype = dtype;
-    d.op = op;
-    d.root = root;
-    return d;
-  }
-
   // Whether `d` runs through the groups' native collectives and the
   // leaders' exchange (otherwise every rank meets at the flat exchange).
   bool grouped(const CollDesc& d) const {

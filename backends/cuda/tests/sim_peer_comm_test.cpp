@@ -1,0 +1,193 @@
+// The collectives the plugin runs without NCCL (peer copies and xal's
+// embedded reductions, peer_comm.cpp), through its table on the simulated
+// driver (SIMULATION ONLY): results, stream order, and the failure
+// semantics (timeout, abort, mismatch, bad input). Every op and dtype
+// against a host reference is the conformance suite's collectives group,
+// which runs on this path too (cuda_simulation_conformance_test).
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "plugin_fixture.h"
+
+namespace xal::cuda::test {
+namespace {
+
+#if XAL_CUDA_TEST_HAVE_KERNELS
+
+class CudaPeerComm : public CudaSim {
+ protected:
+  void SetUp() override {
+    CudaSim::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_NE(table_->comm_create, nullptr) << "the table has no peer collectives";
+    make_comms(2000);
+  }
+  void TearDown() override {
+    for (xal_bcomm_t* c : comms_) {
+      if (c != nullptr) {
+        EXPECT_EQ(table_->comm_destroy(c), XAL_SUCCESS);
+      }
+    }
+    CudaSim::TearDown();
+  }
+
+  void make_comms(uint32_t timeout_ms) {
+    for (xal_bcomm_t*& c : comms_) {
+      if (c != nullptr) table_->comm_destroy(c);
+      c = nullptr;
+    }
+    xal_bdevice_t* devices[2] = {dev0_, dev1_};
+    xal_bcomm_options_t options{};
+    options.struct_size = sizeof options;
+    options.timeout_ms = timeout_ms;
+    ASSERT_EQ(table_->comm_create(devices, 2, &options, comms_), XAL_SUCCESS)
+        << last_error().message;
+  }
+
+  // Queues a copy of `values` to dst; the host copy lives as long as the test
+  // (the copy is asynchronous).
+  void put(xal_bstream_t* stream, xal_devptr_t dst, std::vector<float> values) {
+    const std::vector<float>& kept = kept_.emplace_back(std::move(values));
+    ASSERT_EQ(table_->memcpy_htod(stream, dst, kept.data(), kept.size() * sizeof(float)),
+              XAL_SUCCESS);
+  }
+  std::vector<float> get(xal_bstream_t* stream, xal_devptr_t src, size_t count) {
+    std::vector<float> out(count);
+    EXPECT_EQ(table_->memcpy_dtoh(stream, out.data(), src, count * sizeof(float)), XAL_SUCCESS);
+    EXPECT_EQ(table_->stream_synchronize(stream), XAL_SUCCESS);
+    return out;
+  }
+  xal_status_t async_error(int rank) {
+    xal_status_t e = XAL_ERROR_INTERNAL;
+    EXPECT_EQ(table_->comm_get_async_error(comms_[rank], &e), XAL_SUCCESS);
+    return e;
+  }
+
+  xal_bcomm_t* comms_[2] = {nullptr, nullptr};
+  std::deque<std::vector<float>> kept_;
+};
+
+// The values written before the call on each rank's stream go in; the
+// result is there for the work queued after it on each stream.
+TEST_F(CudaPeerComm, AllreduceInPlaceFollowsEachStreamsOrder) {
+  constexpr size_t kCount = 1000;
+  xal_devptr_t a = alloc(dev0_, kCount * sizeof(float));
+  xal_devptr_t b = alloc(dev1_, kCount * sizeof(float));
+  put(stream0_, a, std::vector<float>(kCount, 1.5f));
+  put(stream1_, b, std::vector<float>(kCount, 2.0f));
+  ASSERT_EQ(table_->group_start(backend_), XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, kCount, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, kCount, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->group_end(backend_), XAL_SUCCESS);
+  EXPECT_EQ(get(stream0_, a, kCount), std::vector<float>(kCount, 3.5f));
+  EXPECT_EQ(get(stream1_, b, kCount), std::vector<float>(kCount, 3.5f));
+  // Avg and max on the same buffers, queued back to back.
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, kCount, XAL_DTYPE_F32, XAL_OP_AVG, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, kCount, XAL_DTYPE_F32, XAL_OP_AVG, stream1_),
+            XAL_SUCCESS);
+  put(stream1_, b, std::vector<float>(kCount, -4.0f));
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, kCount, XAL_DTYPE_F32, XAL_OP_MAX, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, kCount, XAL_DTYPE_F32, XAL_OP_MAX, stream1_),
+            XAL_SUCCESS);
+  EXPECT_EQ(get(stream0_, a, kCount), std::vector<float>(kCount, 3.5f));
+  EXPECT_EQ(get(stream1_, b, kCount), std::vector<float>(kCount, 3.5f));
+  EXPECT_EQ(async_error(0), XAL_SUCCESS);
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
+TEST_F(CudaPeerComm, AlltoallInPlaceExchangesTheBlocks) {
+  xal_devptr_t a = alloc(dev0_, 4 * sizeof(float));
+  xal_devptr_t b = alloc(dev1_, 4 * sizeof(float));
+  put(stream0_, a, {1, 2, 3, 4});
+  put(stream1_, b, {5, 6, 7, 8});
+  ASSERT_EQ(table_->alltoall(comms_[0], a, a, 2, XAL_DTYPE_F32, stream0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->alltoall(comms_[1], b, b, 2, XAL_DTYPE_F32, stream1_), XAL_SUCCESS);
+  EXPECT_EQ(get(stream0_, a, 4), (std::vector<float>{1, 2, 5, 6}));
+  EXPECT_EQ(get(stream1_, b, 4), (std::vector<float>{3, 4, 7, 8}));
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
+// A rank that never comes: the waiting rank gives up after the timeout,
+// its stream goes on, and the communicator stays broken with TIMEOUT.
+TEST_F(CudaPeerComm, MissingRankTimesOutAndBreaksTheCommunicator) {
+  make_comms(200);
+  xal_devptr_t a = alloc(dev0_, 64);
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  EXPECT_EQ(async_error(0), XAL_ERROR_TIMEOUT);
+  EXPECT_EQ(async_error(1), XAL_ERROR_TIMEOUT);
+  EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_ERROR_TIMEOUT);
+  EXPECT_NE(last_error().message.find("not every rank arrived within 200 ms"), std::string::npos)
+      << last_error().message;
+  table_->mem_free(dev0_, a);
+}
+
+// Abort wakes a rank that waits for one that never comes (no timeout).
+TEST_F(CudaPeerComm, AbortWakesAWaitingRank) {
+  make_comms(0);
+  xal_devptr_t a = alloc(dev0_, 64);
+  ASSERT_EQ(table_->broadcast(comms_[0], a, a, 16, XAL_DTYPE_F32, 0, stream0_), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_query(stream0_), XAL_NOT_READY);  // waiting for rank 1
+  ASSERT_EQ(table_->comm_abort(comms_[1]), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  EXPECT_EQ(async_error(0), XAL_ERROR_ABORTED);
+  EXPECT_EQ(table_->broadcast(comms_[1], a, a, 16, XAL_DTYPE_F32, 0, stream1_),
+            XAL_ERROR_ABORTED);
+  table_->mem_free(dev0_, a);
+}
+
+TEST_F(CudaPeerComm, RanksThatDisagreeGetCollectiveMismatch) {
+  xal_devptr_t a = alloc(dev0_, 64);
+  xal_devptr_t b = alloc(dev1_, 64);
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, 8, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
+  EXPECT_EQ(async_error(0), XAL_ERROR_COLLECTIVE_MISMATCH);
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
+TEST_F(CudaPeerComm, BadInputIsRefusedWithAMessage) {
+  xal_devptr_t a = alloc(dev0_, 64);
+  EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("the stream is not on rank 0's device"), std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_I32, XAL_OP_AVG, stream0_),
+            XAL_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(last_error().message.find("avg"), std::string::npos) << last_error().message;
+  EXPECT_EQ(table_->broadcast(comms_[0], a, a, 16, XAL_DTYPE_F32, 2, stream0_),
+            XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("root 2 is out of range"), std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(table_->allreduce(nullptr, a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_ERROR_INVALID_ARGUMENT);
+  xal_bdevice_t* none[1] = {nullptr};
+  xal_bcomm_t* out[1] = {nullptr};
+  EXPECT_EQ(table_->comm_create(none, 1, nullptr, out), XAL_ERROR_INVALID_ARGUMENT);
+  // Nothing was queued: the communicator still works.
+  EXPECT_EQ(async_error(0), XAL_SUCCESS);
+  table_->mem_free(dev0_, a);
+}
+
+#else
+TEST(CudaPeerComm, NeedsTheEmbeddedKernels) {
+  GTEST_SKIP() << "built without nvcc: no embedded kernels, no peer collectives";
+}
+#endif
+
+}  // namespace
+}  // namespace xal::cuda::test
