@@ -104,6 +104,11 @@ xal_status_t init(const xal_backend_init_args_t* args,
       how = "collectives over peer copies and xal's kernels";
     } else if (collectives == Collectives::kCore || backend->nccl == nullptr) {
       how = "collectives on the core's path";
+      if (choice == "peer") {
+        how += " (XAL_CUDA_COLLECTIVES=peer needs the embedded kernels and host "
+               "functions on xal's threads)";
+        backend->log(XAL_LOG_WARNING, "cuda: " + how);
+      }
     }
     if (!nccl_note.empty() || !how.empty()) {
       note += std::string(note.empty() ? "" : "; ") + nccl_note +
@@ -189,7 +194,8 @@ const void* get_extension(xal_backend_t* backend, const char* name) {
   .module_unload = module_unload, .kernel_get = kernel_get,               \
   .kernel_launch = kernel_launch
 
-// Without NCCL: collectives run on the core's own path.
+// Without NCCL (or XAL_CUDA_COLLECTIVES=core): collectives run on the
+// core's own path.
 const xal_backend_table_t kTable = {
     XAL_CUDA_BASE_ENTRIES,
     .get_extension = get_extension,
@@ -213,8 +219,8 @@ const xal_backend_table_t kTableWithNccl = {
     .get_extension = get_extension,
 };
 
-// Without NCCL, with xal's kernels: native collectives over peer copies and
-// the embedded reductions (peer_comm.cpp).
+// XAL_CUDA_COLLECTIVES=peer: native collectives over peer copies and the
+// embedded reductions (peer_comm.cpp).
 const xal_backend_table_t kTableWithPeer = {
     XAL_CUDA_BASE_ENTRIES,
     .comm_create = peer_comm_create,
@@ -232,10 +238,11 @@ const xal_backend_table_t kTableWithPeer = {
     .get_extension = get_extension,
 };
 
-// XAL_CUDA_COLLECTIVES: "core" (the core's own path), "peer" (peer copies
-// and xal's kernels, even with NCCL), else "auto": NCCL when present, then
-// peer. Peer needs the embedded kernels and host functions on xal's threads;
-// without them, the core's path.
+// XAL_CUDA_COLLECTIVES: "auto" (default): NCCL when present, else the
+// core's own path; "core": the core's path even with NCCL; "peer": peer
+// copies and xal's kernels (peer_comm.cpp), even with NCCL. Peer needs the
+// embedded kernels and host functions on xal's threads; without them, the
+// core's path.
 std::string collectives_choice() {
   const char* value = std::getenv("XAL_CUDA_COLLECTIVES");
   return value != nullptr ? std::string(value) : std::string();
@@ -276,16 +283,16 @@ bool nccl_present() {
 
 Collectives chosen_collectives() {
   const std::string choice = collectives_choice();
-  if (choice == "core") return Collectives::kCore;
-  if (choice != "peer" && nccl_present()) return Collectives::kNccl;
-  return peer_possible() ? Collectives::kPeer : Collectives::kCore;
+  if (choice == "peer") return peer_possible() ? Collectives::kPeer : Collectives::kCore;
+  if (choice != "core" && nccl_present()) return Collectives::kNccl;
+  return Collectives::kCore;
 }
 
 }  // namespace
 }  // namespace xal::cuda
 
 // The one exported symbol: the table, with the NCCL entries when NCCL is
-// present, else with the peer collectives (chosen_collectives()).
+// present, the peer collectives when asked for (chosen_collectives()).
 // Thread-safe; the table is static and never freed.
 extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
     uint32_t core_abi_version) {

@@ -84,10 +84,10 @@ TEST(CudaSimulationLoading, InitCanBeRepeated) {
 }
 
 // NCCL needs the real driver: with the simulated one (XAL_CUDA_DRIVER, set
-// by CTest) the table's collectives are xal's own over peer copies and the
-// embedded kernels (where they are built), even where libnccl.so.2 is
-// installed; XAL_CUDA_COLLECTIVES=core, or host functions on the driver's
-// thread, leave them to the core.
+// by CTest) the table leaves collectives to the core even where
+// libnccl.so.2 is installed. XAL_CUDA_COLLECTIVES=peer gives the plugin's
+// own over peer copies and the embedded kernels (where they are built),
+// unless host functions go straight to the driver.
 const xal_backend_table_t* table_now() {
   void* plugin = dlopen(XAL_CUDA_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
   if (plugin == nullptr) return nullptr;
@@ -97,43 +97,61 @@ const xal_backend_table_t* table_now() {
   return t;
 }
 
-TEST(CudaSimulationLoading, CollectivesWithoutNcclArePeerCopiesAndXalsKernels) {
+TEST(CudaSimulationLoading, NoNcclWithTheSimulatedDriver) {
   const xal_backend_table_t* t = kTableAtStart;
   ASSERT_NE(t, nullptr);
   EXPECT_STREQ(t->name, "cuda");
   EXPECT_EQ(t->abi_major, XAL_ABI_VERSION_MAJOR);
   EXPECT_GE(t->struct_size, XAL_BACKEND_TABLE_MIN_SIZE);
+  EXPECT_EQ(t->comm_create, nullptr);
+  EXPECT_EQ(t->allreduce, nullptr);
+  EXPECT_EQ(t->group_start, nullptr);
   EXPECT_NE(t->get_extension, nullptr);
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_error().message;
+  xal_backend_describe_t d{};
+  d.struct_size = sizeof d;
+  ASSERT_EQ(t->describe(backend, &d), XAL_SUCCESS);
+  EXPECT_NE(std::string(d.note).find("collectives on the core's path"), std::string::npos)
+      << d.note;
+  EXPECT_EQ(t->shutdown(backend), XAL_SUCCESS);
+}
+
+TEST(CudaSimulationLoading, PeerCollectivesWhenAskedFor) {
+  ScopedEnv peer("XAL_CUDA_COLLECTIVES", "peer");
+  const xal_backend_table_t* t = table_now();
+  ASSERT_NE(t, nullptr);
 #if XAL_CUDA_TEST_HAVE_KERNELS
   EXPECT_NE(t->comm_create, nullptr);
   EXPECT_NE(t->allreduce, nullptr);
   EXPECT_NE(t->alltoall, nullptr);
   EXPECT_NE(t->group_start, nullptr);
   xal_backend_t* backend = nullptr;
-  ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_error().message;
+  ASSERT_EQ(init_instance(t, &backend), XAL_SUCCESS) << last_error().message;
   xal_backend_describe_t d{};
   d.struct_size = sizeof d;
   ASSERT_EQ(t->describe(backend, &d), XAL_SUCCESS);
   EXPECT_NE(std::string(d.note).find("collectives over peer copies and xal's kernels"),
             std::string::npos)
       << d.note;
-  EXPECT_EQ(std::string(d.note).find("NCCL"), std::string::npos) << d.note;
   EXPECT_EQ(t->shutdown(backend), XAL_SUCCESS);
 #else
   EXPECT_EQ(t->comm_create, nullptr);
 #endif
   {
-    ScopedEnv core("XAL_CUDA_COLLECTIVES", "core");
-    const xal_backend_table_t* c = table_now();
-    ASSERT_NE(c, nullptr);
-    EXPECT_EQ(c->comm_create, nullptr);
-    EXPECT_EQ(c->allreduce, nullptr);
-  }
-  {
     ScopedEnv driver_thread("XAL_CUDA_HOST_FUNCS", "driver");
     const xal_backend_table_t* c = table_now();
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->comm_create, nullptr);
+    xal_backend_t* backend = nullptr;
+    ASSERT_EQ(init_instance(c, &backend), XAL_SUCCESS) << last_error().message;
+    xal_backend_describe_t d{};
+    d.struct_size = sizeof d;
+    ASSERT_EQ(c->describe(backend, &d), XAL_SUCCESS);
+    EXPECT_NE(std::string(d.note).find("XAL_CUDA_COLLECTIVES=peer needs the embedded kernels"),
+              std::string::npos)
+        << d.note;
+    EXPECT_EQ(c->shutdown(backend), XAL_SUCCESS);
   }
 }
 
