@@ -24,7 +24,8 @@
 #   DIR/gpu-check.sh --only STEP,STEP... [--out OUT]
 #                                         only the steps named (to run again
 #                                         the ones that failed): xal-info,
-#                                         xal-smi, conformance, bench-copy,
+#                                         xal-smi, kernels, conformance,
+#                                         bench-copy,
 #                                         bench-dispatch, mixed-collectives,
 #                                         coll-thread, coll-driver, nccl,
 #                                         rawbench.
@@ -36,7 +37,9 @@
 #                                         is not counted in the run's time.
 #
 # The run: system facts (nvidia-smi), xal-info, xal-smi --json (NVML's
-# sensors and Xid events as xal reports them), the conformance suite in
+# sensors and Xid events as xal reports them), xal-cuda-kernelcheck (xal's
+# embedded kernels, every dtype and op, against the host), the conformance
+# suite in
 # full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
 # every collective on the CUDA devices with a mock card (collectives_check,
 # then xal-bench coll with the backend's host function threads and without),
@@ -86,7 +89,7 @@ prepare() {
     { tail -30 "$dest/.configure.log"; die "configure failed"; }
 
   local targets=(xal xal_backend_cuda xalsim_cuda xalsim_nvml xal-info xal-smi xal-conform
-                 xal-conform-suite xal-bench xal-cuda-rawbench
+                 xal-conform-suite xal-bench xal-cuda-rawbench xal-cuda-kernelcheck
                  xal_example_collectives_check)
   local available=()
   local t
@@ -110,6 +113,7 @@ prepare() {
   mkdir -p "$dest/bin" "$dest/lib/xal" "$dest/lib/cuda-sim"
   local f
   for f in xal-info xal-smi xal-conform xal-conform-suite xal-bench xal-cuda-rawbench \
+           xal-cuda-kernelcheck \
            collectives_check; do
     [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$dest/bin/"
   done
@@ -216,7 +220,7 @@ preflight() {
 }
 STEPS=()
 declare -A OUTCOME=()
-ALL_STEPS=(xal-info xal-smi conformance bench-copy bench-dispatch mixed-collectives
+ALL_STEPS=(xal-info xal-smi kernels conformance bench-copy bench-dispatch mixed-collectives
            coll-thread coll-driver nccl rawbench)
 ONLY=()  # --only: the steps to run; empty runs them all
 
@@ -302,8 +306,18 @@ run_checks() {
   else
     skipped xal-smi "MISSING from the bundle"
   fi
+  if [[ -x "$bin/xal-cuda-kernelcheck" ]]; then
+    # On the simulation the kernels run on one CPU thread: fewer elements.
+    if [[ "$simulate" == 1 ]]; then
+      step kernels 20 "$bin/xal-cuda-kernelcheck" --count 100003
+    else
+      step kernels 20 "$bin/xal-cuda-kernelcheck"
+    fi
+  else
+    skipped kernels "MISSING from the bundle"
+  fi
   if [[ -x "$bin/xal-conform" ]]; then
-    step conformance 140 "$bin/xal-conform" --backend cuda \
+    step conformance 130 "$bin/xal-conform" --backend cuda \
       --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
   else
     skipped conformance "MISSING from the bundle"
@@ -329,7 +343,7 @@ run_checks() {
     if [[ -x "$bin/xal-bench" ]]; then
       local mode
       for mode in thread driver; do
-        step "coll-$mode" 35 env XAL_BACKENDS=cuda,mock XAL_MOCK_DEVICES=1*h100-sxm-80g \
+        step "coll-$mode" 30 env XAL_BACKENDS=cuda,mock XAL_MOCK_DEVICES=1*h100-sxm-80g \
           XAL_CUDA_HOST_FUNCS="$mode" XAL_COMM_TIMEOUT_MS=5000 XALSIM_CUDA_SERIAL_HOST_FUNCS=1 \
           "$bin/xal-bench" coll -b 64K -e 16M -f 4 -n 10 -w 2 -c 1 --no-mpi
       done
@@ -359,10 +373,10 @@ run_checks() {
   fi
   if [[ -x "$bin/xal-cuda-rawbench" ]]; then
     if [[ "$simulate" == 1 ]]; then
-      step rawbench 70 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
+      step rawbench 60 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
         --sizes 1MiB 4MiB --iterations 4 --trials 2 --launches 2048
     else
-      step rawbench 70 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
+      step rawbench 60 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
     fi
   else
     skipped rawbench "MISSING from the bundle"
@@ -375,6 +389,10 @@ run_checks() {
     echo
     printf '%s\n' "${STEPS[@]}"
     echo
+    if [[ -f "$OUT_DIR/kernels.log" ]]; then
+      echo "xal's embedded kernels: $(tail -1 "$OUT_DIR/kernels.log")"
+      echo
+    fi
     if [[ -f "$OUT_DIR/rawbench.log" ]]; then
       echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us):"
       cat "$OUT_DIR/rawbench.log"

@@ -44,13 +44,13 @@ for f in summary.txt system.txt xal-info.json conformance.json \
 done
 grep -q 'SIMULATED driver' "$out/system.txt" || fail "system.txt does not say simulated"
 grep -q '^C++ runtime: ' "$out/system.txt" || fail "system.txt has no C++ runtime line"
-for name in xal-info xal-smi conformance bench-copy bench-dispatch mixed-collectives nccl \
+for name in xal-info xal-smi kernels conformance bench-copy bench-dispatch mixed-collectives nccl \
             coll-thread coll-driver rawbench; do
   grep -qE "^$name +(ok|TIMEOUT|FAILED|left out)" "$out/summary.txt" ||
     fail "summary.txt does not list step $name"
 done
 # These steps do not depend on timing; they must pass on the simulation.
-for name in xal-info xal-smi bench-dispatch rawbench; do
+for name in xal-info xal-smi kernels bench-dispatch rawbench; do
   grep -qE "^$name +ok" "$out/summary.txt" || fail "step $name did not pass"
 done
 if [[ -f "$archive" ]]; then
