@@ -27,14 +27,9 @@ std::vector<xal_status_t> on_ranks(uint32_t n, const std::function<void(uint32_t
   return status;
 }
 
+// An i32 call (the tests' reference reduces i32).
 CollDesc desc(CollKind k, size_t count, xal_op_t op = XAL_OP_SUM, uint32_t root = 0) {
-  CollDesc d;
-  d.kind = k;
-  d.count = count;
-  d.dtype = XAL_DTYPE_I32;
-  d.op = op;
-  d.root = root;
-  return d;
+  return xal::common::coll_desc(k, count, XAL_DTYPE_I32, op, root);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../src/kernels.h"
+#include "xal_cuda_device.h"
 #include "xal/xal.h"
 #include "xal/xal_backend.h"
 #include "xal_common/reduce.hpp"
@@ -86,19 +87,7 @@ int main(int argc, char** argv) {
   init.struct_size = sizeof init;
   init.backends = std::getenv("XAL_BACKENDS") != nullptr ? nullptr : "cuda";
   CHECK_XAL(xal_init(&init));
-  uint32_t devices = 0;
-  CHECK_XAL(xal_device_count(&devices));
-  xal_device_t dev = nullptr;
-  for (uint32_t i = 0; i < devices && dev == nullptr; ++i) {
-    xal_device_t d = nullptr;
-    xal_device_properties_t p{};
-    p.struct_size = sizeof p;
-    if (xal_device_get(i, &d) == XAL_SUCCESS && xal_device_get_properties(d, &p) == XAL_SUCCESS &&
-        std::strcmp(p.backend, "cuda") == 0 &&
-        p.backend_index == static_cast<uint32_t>(device_index)) {
-      dev = d;
-    }
-  }
+  xal_device_t dev = xal::cuda::tools::find_cuda_device(device_index);
   if (dev == nullptr) {
     std::fprintf(stderr, "xal-cuda-kernelcheck: no CUDA device %d through xal\n", device_index);
     return 2;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "xal_cuda_device.h"
 #include "xal/xal.h"
 
 namespace xal::cuda::rawbench {
@@ -41,20 +42,7 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
   init.backends = std::getenv("XAL_BACKENDS") != nullptr ? nullptr : "cuda";
   init.validation = -1;
   CHECK_XAL(xal_init(&init));
-  uint32_t count = 0;
-  CHECK_XAL(xal_device_count(&count));
-  xal_device_t dev = nullptr;
-  for (uint32_t i = 0; i < count && dev == nullptr; ++i) {
-    xal_device_t d = nullptr;
-    xal_device_properties_t p{};
-    p.struct_size = sizeof p;
-    if (xal_device_get(i, &d) == XAL_SUCCESS &&
-        xal_device_get_properties(d, &p) == XAL_SUCCESS &&
-        std::strcmp(p.backend, "cuda") == 0 &&
-        p.backend_index == static_cast<uint32_t>(o.device)) {
-      dev = d;
-    }
-  }
+  xal_device_t dev = tools::find_cuda_device(o.device);
   if (dev == nullptr) {
     *error = "no CUDA device " + std::to_string(o.device) + " through xal";
     xal_shutdown();
