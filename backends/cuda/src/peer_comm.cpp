@@ -16,10 +16,12 @@
 // COLLECTIVE_MISMATCH; a failed copy or kernel is the communicator's async
 // error. Thread-safe: ranks may call from one thread or many.
 //
-// No memory is allocated or freed while a collective runs: a free (and
-// perhaps an allocation) waits for the device's streams, and the ranks'
-// streams are the ones waiting. Scratch memory is allocated when a call is
-// queued, on the caller's thread, and kept until the communicator goes.
+// No memory is allocated or freed while a collective runs, nor in a host
+// function at all: a free (and perhaps an allocation) waits for the
+// device's streams, and the ranks' streams are the ones waiting. Scratch
+// memory is allocated when a call is queued, on the caller's thread, and
+// kept until the communicator goes; the last rank's comm_destroy waits for
+// the queued calls, so that the communicator is freed on its thread.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -94,6 +96,25 @@ class Clique {
   }
 
   uint32_t size() const { return static_cast<uint32_t>(devices_.size()); }
+  uint32_t timeout_ms() const { return timeout_ms_; }
+
+  // A call was queued (before its host function), or its host function
+  // ended. Calls in flight keep the communicator from being freed.
+  void call_queued() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++in_flight_;
+  }
+  void call_ended() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --in_flight_;
+    cv_.notify_all();  // under the lock: the waiter may free us once it is released
+  }
+
+  // Whether every call ended within `ms` (the last comm_destroy).
+  bool wait_calls(uint32_t ms) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return in_flight_ == 0; });
+  }
   xal_bdevice_s* device(uint32_t rank) const { return devices_[rank]; }
   xal_backend_s* backend() const { return devices_[0]->backend; }
 
@@ -303,11 +324,14 @@ class Clique {
   std::condition_variable cv_;
   std::map<uint64_t, Call> calls_;
   std::vector<uint64_t> next_call_;
+  uint64_t in_flight_ = 0;
   xal_status_t error_ = XAL_SUCCESS;
   std::string error_message_;
 };
 
-// One rank's communicator (xal_bcomm_t of this table variant).
+// One rank's communicator (xal_bcomm_t of this table variant). The ranks
+// share the clique; queued calls hold a plain pointer to it, kept valid by
+// the last comm_destroy waiting for them.
 struct PeerComm {
   std::shared_ptr<Clique> clique;
   uint32_t rank = 0;
@@ -317,7 +341,7 @@ PeerComm* as_comm(xal_bcomm_t* comm) { return reinterpret_cast<PeerComm*>(comm);
 
 // A queued call: what the host function needs.
 struct Job {
-  std::shared_ptr<Clique> clique;
+  Clique* clique = nullptr;
   uint32_t rank = 0;
   uint64_t seq = 0;
   CollDesc desc;
@@ -327,7 +351,10 @@ struct Job {
 
 void run_job(void* user) {
   std::unique_ptr<Job> job(static_cast<Job*>(user));
-  job->clique->arrive(job->rank, job->seq, job->desc, job->send, job->recv);
+  Clique* clique = job->clique;
+  clique->arrive(job->rank, job->seq, job->desc, job->send, job->recv);
+  job.reset();
+  clique->call_ended();  // the last use: the clique may be freed from here on
 }
 
 xal_status_t enqueue(xal_bcomm_t* handle, xal_bstream_t* stream, const CollDesc& d,
@@ -367,14 +394,17 @@ xal_status_t enqueue(xal_bcomm_t* handle, xal_bstream_t* stream, const CollDesc&
       if (xal_status_t s = clique.reserve(comm->rank, need); s != XAL_SUCCESS) return s;
     }
     auto job = std::make_unique<Job>();
-    job->clique = comm->clique;
+    job->clique = comm->clique.get();
     job->rank = comm->rank;
     job->seq = clique.next_call(comm->rank);
     job->desc = d;
     job->send = send;
     job->recv = recv;
-    if (xal_status_t s = stream_enqueue_host_func(stream, run_job, job.get()); s != XAL_SUCCESS)
+    clique.call_queued();
+    if (xal_status_t s = stream_enqueue_host_func(stream, run_job, job.get()); s != XAL_SUCCESS) {
+      clique.call_ended();
       return s;
+    }
     job.release();  // run_job owns it now
     return XAL_SUCCESS;
   });
@@ -419,7 +449,24 @@ xal_status_t peer_comm_destroy(xal_bcomm_t* comm) {
   std::unique_ptr<PeerComm> owned(as_comm(comm));
   xal_backend_s* backend = owned->clique->backend();
   return guarded(backend, [&]() -> xal_status_t {
-    owned.reset();  // the clique goes with the last rank and queued call
+    std::shared_ptr<Clique> clique = std::move(owned->clique);
+    owned.reset();
+    if (clique.use_count() > 1) return XAL_SUCCESS;  // other ranks remain
+    // The last rank: the queued calls end (done, timed out, or woken by an
+    // abort) before the clique is freed here. Calls a device reset dropped
+    // never end: then the clique is left allocated rather than freed under
+    // a host function that might still run.
+    const uint32_t wait_ms = std::max<uint32_t>(clique->timeout_ms(), 10000);
+    if (!clique->wait_calls(wait_ms)) {
+      clique->abort();
+      if (!clique->wait_calls(1000)) {
+        backend->log(XAL_LOG_WARNING,
+                     "cuda: a destroyed communicator still has queued collectives that "
+                     "never ran; its memory is left allocated");
+        auto kept = std::make_unique<std::shared_ptr<Clique>>(std::move(clique));
+        kept.release();  // left allocated on purpose
+      }
+    }
     return XAL_SUCCESS;
   });
 }

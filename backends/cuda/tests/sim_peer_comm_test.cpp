@@ -102,6 +102,29 @@ TEST_F(CudaPeerComm, AllreduceInPlaceFollowsEachStreamsOrder) {
   table_->mem_free(dev1_, b);
 }
 
+// Destroying the communicators right after queuing calls: destroy waits
+// for them (they hold the communicator), and they complete.
+TEST_F(CudaPeerComm, DestroyWithCallsInFlightLetsThemFinish) {
+  constexpr size_t kCount = 4096;
+  xal_devptr_t a = alloc(dev0_, kCount * sizeof(float));
+  xal_devptr_t b = alloc(dev1_, kCount * sizeof(float));
+  put(stream0_, a, std::vector<float>(kCount, 1.0f));
+  put(stream1_, b, std::vector<float>(kCount, 2.0f));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(table_->allreduce(comms_[0], a, a, kCount, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+              XAL_SUCCESS);
+    ASSERT_EQ(table_->allreduce(comms_[1], b, b, kCount, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+              XAL_SUCCESS);
+  }
+  EXPECT_EQ(table_->comm_destroy(comms_[0]), XAL_SUCCESS);
+  EXPECT_EQ(table_->comm_destroy(comms_[1]), XAL_SUCCESS);
+  comms_[0] = comms_[1] = nullptr;
+  EXPECT_EQ(get(stream0_, a, kCount), std::vector<float>(kCount, 12.0f));  // 3, 6, 12
+  EXPECT_EQ(get(stream1_, b, kCount), std::vector<float>(kCount, 12.0f));
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
 TEST_F(CudaPeerComm, AlltoallInPlaceExchangesTheBlocks) {
   xal_devptr_t a = alloc(dev0_, 4 * sizeof(float));
   xal_devptr_t b = alloc(dev1_, 4 * sizeof(float));
