@@ -52,6 +52,12 @@ const char* coll_name(CollKind kind) {
   return "collective";
 }
 
+xal_status_t check_coll_dtype_op(const CollDesc& d, std::string* why) {
+  const bool reduces = d.kind == CollKind::kAllreduce || d.kind == CollKind::kReduce ||
+                       d.kind == CollKind::kReduceScatter;
+  return check_dtype_op(d.dtype, reduces ? d.op : XAL_OP_SUM, why);
+}
+
 size_t coll_in_elements(const CollDesc& d, uint32_t rank, uint32_t n) {
   switch (d.kind) {
     case CollKind::kBroadcast: return rank == d.root ? d.count : 0;

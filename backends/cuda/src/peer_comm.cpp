@@ -370,10 +370,8 @@ xal_status_t enqueue(xal_bcomm_t* handle, xal_bstream_t* stream, const CollDesc&
                             std::string("cuda: ") + name + ": the stream is not on rank " +
                                 std::to_string(comm->rank) + "'s device");
     }
-    const bool reduces = d.kind == CollKind::kAllreduce || d.kind == CollKind::kReduce ||
-                         d.kind == CollKind::kReduceScatter;
     std::string why;
-    if (xal_status_t s = common::check_dtype_op(d.dtype, reduces ? d.op : XAL_OP_SUM, &why); s)
+    if (xal_status_t s = common::check_coll_dtype_op(d, &why); s)
       return backend->error(s, std::string("cuda: ") + name + ": " + why);
     if (d.root >= clique.size()) {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,

@@ -39,10 +39,7 @@ xal_status_t enqueue(xal_bcomm_t* comm, xal_bstream_t* stream, common::CollDesc 
                   std::string(name) + ": the stream is not on the device of rank " +
                       std::to_string(c->rank));
     std::string why;
-    const bool reduces = op.kind == common::CollKind::kAllreduce ||
-                         op.kind == common::CollKind::kReduce ||
-                         op.kind == common::CollKind::kReduceScatter;
-    const xal_status_t st = common::check_dtype_op(op.dtype, reduces ? op.op : XAL_OP_SUM, &why);
+    const xal_status_t st = common::check_coll_dtype_op(op, &why);
     if (st != XAL_SUCCESS) throw Error(st, std::string(name) + ": " + why);
     if (op.root >= c->clique->size())
       throw Error(XAL_ERROR_INVALID_ARGUMENT,

@@ -57,6 +57,11 @@ inline CollDesc coll_desc(CollKind kind, size_t count, xal_dtype_t dtype, xal_op
   return d;
 }
 
+// check_dtype_op (reduce.hpp) for a call: its dtype, and its op where the
+// collective reduces (allreduce, reduce, reduce_scatter; the others ignore
+// it).
+xal_status_t check_coll_dtype_op(const CollDesc& desc, std::string* why);
+
 // Elements a rank reads from `in` and writes to `out` for `desc` in a
 // communicator of `n` ranks (0 where the buffer is unused by that rank).
 size_t coll_in_elements(const CollDesc& desc, uint32_t rank, uint32_t n);

@@ -168,9 +168,7 @@ class HierComm final : public CommImpl {
   xal_status_t submit(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv, StreamObj* st) {
     const char* name = common::coll_name(d.kind);
     std::string why;
-    const bool reduces = d.kind == CollKind::kAllreduce || d.kind == CollKind::kReduce ||
-                         d.kind == CollKind::kReduceScatter;
-    if (xal_status_t s = common::check_dtype_op(d.dtype, reduces ? d.op : XAL_OP_SUM, &why); s)
+    if (xal_status_t s = common::check_coll_dtype_op(d, &why); s)
       return fail(device_, s, cat(name, ": ", why));
     try {
       shared_->flat->rendezvous.throw_if_broken(d.kind);
