@@ -128,9 +128,9 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
 xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                       size_t count, xal_dtype_t dtype, xal_bstream_t* stream);
 
-// peer_comm.cpp (the table variant used without NCCL: peer copies and xal's
-// embedded reductions; its xal_bcomm_t are its own)
-bool peer_collectives_available();  // the kernels are embedded
+// peer_comm.cpp (the table variant of XAL_CUDA_COLLECTIVES=peer: peer
+// copies and xal's embedded reductions, kernels_embedded(); its xal_bcomm_t
+// are its own)
 xal_status_t peer_comm_create(xal_bdevice_t* const* devices, uint32_t n,
                               const xal_bcomm_options_t* options, xal_bcomm_t** out_comms);
 xal_status_t peer_comm_destroy(xal_bcomm_t* comm);

@@ -98,11 +98,13 @@ class Clique {
   uint32_t size() const { return static_cast<uint32_t>(devices_.size()); }
   uint32_t timeout_ms() const { return timeout_ms_; }
 
-  // A call was queued (before its host function), or its host function
-  // ended. Calls in flight keep the communicator from being freed.
-  void call_queued() {
+  // A call of `rank` is being queued: its sequence number (call order per
+  // rank). It counts as in flight until call_ended(); calls in flight keep
+  // the communicator from being freed.
+  uint64_t queue_call(uint32_t rank) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++in_flight_;
+    return next_call_[rank]++;
   }
   void call_ended() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -127,16 +129,13 @@ class Clique {
     return error_message_;
   }
 
-  void abort() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fail_locked(XAL_ERROR_ABORTED, "the communicator was aborted");
-    cv_.notify_all();
-  }
+  void abort() { fail(XAL_ERROR_ABORTED, "the communicator was aborted"); }
 
-  // The sequence number of rank's next call (call order per rank).
-  uint64_t next_call(uint32_t rank) {
+  // Breaks the communicator with `status` (sticky), waking every waiting rank.
+  void fail(xal_status_t status, const std::string& message) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return next_call_[rank]++;
+    fail_locked(status, message);
+    cv_.notify_all();
   }
 
   // Rank `rank` reached call `seq` on its stream (a host function thread).
@@ -394,12 +393,16 @@ xal_status_t enqueue(xal_bcomm_t* handle, xal_bstream_t* stream, const CollDesc&
     auto job = std::make_unique<Job>();
     job->clique = comm->clique.get();
     job->rank = comm->rank;
-    job->seq = clique.next_call(comm->rank);
+    job->seq = clique.queue_call(comm->rank);
     job->desc = d;
     job->send = send;
     job->recv = recv;
-    clique.call_queued();
     if (xal_status_t s = stream_enqueue_host_func(stream, run_job, job.get()); s != XAL_SUCCESS) {
+      // This rank's part of the call never comes, and its sequence number
+      // is used: the other ranks would wait for it, and later calls pair
+      // with the wrong ones. The communicator is broken, as NCCL's would be.
+      clique.fail(s, std::string(name) + ": rank " + std::to_string(comm->rank) +
+                         " could not queue its part");
       clique.call_ended();
       return s;
     }
@@ -409,8 +412,6 @@ xal_status_t enqueue(xal_bcomm_t* handle, xal_bstream_t* stream, const CollDesc&
 }
 
 }  // namespace
-
-bool peer_collectives_available() { return kernels_embedded(); }
 
 xal_status_t peer_comm_create(xal_bdevice_t* const* devices, uint32_t n,
                               const xal_bcomm_options_t* options, xal_bcomm_t** out_comms) {

@@ -250,7 +250,7 @@ std::string collectives_choice() {
 
 bool peer_possible() {
   const char* host_funcs = std::getenv("XAL_CUDA_HOST_FUNCS");
-  return peer_collectives_available() &&
+  return kernels_embedded() &&
          (host_funcs == nullptr || std::string(host_funcs) != "driver");
 }
 

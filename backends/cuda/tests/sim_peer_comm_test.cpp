@@ -183,6 +183,29 @@ TEST_F(CudaPeerComm, RanksThatDisagreeGetCollectiveMismatch) {
   table_->mem_free(dev1_, b);
 }
 
+// A rank whose part cannot be queued breaks the communicator: the others
+// do not wait for it, and later calls fail at once with its error.
+TEST_F(CudaPeerComm, PartThatCannotBeQueuedBreaksTheCommunicator) {
+  make_comms(0);  // no timeout: only the failure can wake rank 1
+  xal_devptr_t a = alloc(dev0_, 64);
+  xal_devptr_t b = alloc(dev1_, 64);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_SUCCESS);
+  xal_status_t failed = XAL_SUCCESS;
+  {
+    ScopedEnv fail("XALSIM_CUDA_FAIL", "cuLaunchHostFunc=1");
+    failed = table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_);
+  }
+  ASSERT_NE(failed, XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);  // rank 1 is not left waiting
+  EXPECT_EQ(async_error(1), failed);
+  EXPECT_EQ(table_->allreduce(comms_[1], b, b, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_), failed);
+  EXPECT_NE(last_error().message.find("rank 0 could not queue its part"), std::string::npos)
+      << last_error().message;
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
 TEST_F(CudaPeerComm, BadInputIsRefusedWithAMessage) {
   xal_devptr_t a = alloc(dev0_, 64);
   EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
