@@ -58,20 +58,22 @@ template <> struct Traits<BF16> {
   static BF16 store(C v) { return BF16{float_to_bf16(v)}; }
 };
 
-template <typename T>
-void reduce(const std::string& op, void* dst_p, const void* src_p, size_t n) {
+template <typename T, typename Op>
+void reduce_with(void* dst_p, const void* src_p, size_t n, Op op) {
   using Tr = Traits<T>;
   T* dst = static_cast<T*>(dst_p);
   const T* src = static_cast<const T*>(src_p);
-  for (size_t i = 0; i < n; ++i) {
-    const typename Tr::C a = Tr::load(dst[i]), b = Tr::load(src[i]);
-    typename Tr::C r = a;
-    if (op == "sum") r = a + b;
-    else if (op == "prod") r = a * b;
-    else if (op == "min") r = b < a ? b : a;
-    else if (op == "max") r = a < b ? b : a;
-    dst[i] = Tr::store(r);
-  }
+  for (size_t i = 0; i < n; ++i) dst[i] = Tr::store(op(Tr::load(dst[i]), Tr::load(src[i])));
+}
+
+// The op is chosen once per launch, not per element.
+template <typename T>
+void reduce(const std::string& op, void* dst, const void* src, size_t n) {
+  using C = typename Traits<T>::C;
+  if (op == "sum") reduce_with<T>(dst, src, n, [](C a, C b) { return static_cast<C>(a + b); });
+  else if (op == "prod") reduce_with<T>(dst, src, n, [](C a, C b) { return static_cast<C>(a * b); });
+  else if (op == "min") reduce_with<T>(dst, src, n, [](C a, C b) { return b < a ? b : a; });
+  else if (op == "max") reduce_with<T>(dst, src, n, [](C a, C b) { return a < b ? b : a; });
 }
 
 template <typename T>

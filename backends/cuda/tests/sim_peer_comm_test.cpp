@@ -125,6 +125,67 @@ TEST_F(CudaPeerComm, DestroyWithCallsInFlightLetsThemFinish) {
   table_->mem_free(dev1_, b);
 }
 
+// In place with a value per element: every slice of the allreduce (rank 0
+// reduces elements [0, 512), rank 1 the rest) lands in the right place on
+// both ranks; reduce_scatter and allgather in place as NCCL defines them
+// (recv inside send at rank * count, send inside recv at rank * count).
+TEST_F(CudaPeerComm, InPlaceCallsKeepEveryElementInItsPlace) {
+  constexpr size_t kCount = 1001;
+  std::vector<float> va(kCount), vb(kCount), sum(kCount), avg(kCount);
+  for (size_t i = 0; i < kCount; ++i) {
+    va[i] = static_cast<float>(i);
+    vb[i] = static_cast<float>(2 * i + 1);
+    sum[i] = static_cast<float>(3 * i + 1);
+    avg[i] = sum[i] / 2;
+  }
+  xal_devptr_t a = alloc(dev0_, 2 * kCount * sizeof(float));
+  xal_devptr_t b = alloc(dev1_, 2 * kCount * sizeof(float));
+  put(stream0_, a, va);
+  put(stream1_, b, vb);
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, kCount, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, kCount, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_SUCCESS);
+  EXPECT_EQ(get(stream0_, a, kCount), sum);
+  EXPECT_EQ(get(stream1_, b, kCount), sum);
+  put(stream0_, a, va);
+  put(stream1_, b, vb);
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, kCount, XAL_DTYPE_F32, XAL_OP_AVG, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, kCount, XAL_DTYPE_F32, XAL_OP_AVG, stream1_),
+            XAL_SUCCESS);
+  EXPECT_EQ(get(stream0_, a, kCount), avg);
+  EXPECT_EQ(get(stream1_, b, kCount), avg);
+
+  // reduce_scatter of 2 x 500 elements: rank r's result is at a + r * 500.
+  constexpr size_t kHalf = 500;
+  put(stream0_, a, va);
+  put(stream1_, b, vb);
+  ASSERT_EQ(table_->reduce_scatter(comms_[0], a, a, kHalf, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->reduce_scatter(comms_[1], b, b + kHalf * sizeof(float), kHalf,
+                                   XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_SUCCESS);
+  EXPECT_EQ(get(stream0_, a, kHalf), std::vector<float>(sum.begin(), sum.begin() + kHalf));
+  EXPECT_EQ(get(stream1_, b + kHalf * sizeof(float), kHalf),
+            std::vector<float>(sum.begin() + kHalf, sum.begin() + 2 * kHalf));
+
+  // allgather of kCount each: rank r's part sits at recv + r * kCount.
+  put(stream0_, a, va);
+  put(stream1_, b + kCount * sizeof(float), vb);
+  ASSERT_EQ(table_->allgather(comms_[0], a, a, kCount, XAL_DTYPE_F32, stream0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->allgather(comms_[1], b + kCount * sizeof(float), b, kCount, XAL_DTYPE_F32,
+                              stream1_),
+            XAL_SUCCESS);
+  std::vector<float> both = va;
+  both.insert(both.end(), vb.begin(), vb.end());
+  EXPECT_EQ(get(stream0_, a, 2 * kCount), both);
+  EXPECT_EQ(get(stream1_, b, 2 * kCount), both);
+  EXPECT_EQ(async_error(0), XAL_SUCCESS);
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
 TEST_F(CudaPeerComm, AlltoallInPlaceExchangesTheBlocks) {
   xal_devptr_t a = alloc(dev0_, 4 * sizeof(float));
   xal_devptr_t b = alloc(dev1_, 4 * sizeof(float));

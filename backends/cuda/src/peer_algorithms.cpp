@@ -1,0 +1,217 @@
+// peer_algorithms.cpp -- the collectives of a peer clique (peer_clique.h),
+// from peer copies and xal's embedded reductions (kernels.h).
+//
+// Each step is queued on the communicator's own stream of the device that
+// receives, so the devices' steps run at the same time; sync_all() ends a
+// phase where a later one reads what an earlier one wrote elsewhere.
+//
+//   allreduce       reduce-scatter then all-gather: rank r reduces slice r
+//                   of every rank's buffer, then every rank copies each
+//                   slice from its owner. Each device moves (n-1)/n of the
+//                   buffer in and out, and reduces 1/n of it.
+//   reduce          the root pulls every other rank's buffer and reduces.
+//   reduce_scatter  rank r pulls segment r of every rank and reduces.
+//   broadcast,
+//   allgather       every rank pulls from the owner(s).
+//   alltoall        every send buffer to scratch first (a rank's recv may be
+//                   its send), then every rank pulls its blocks.
+//
+// In place (send == recv) is allowed for every kind: no step writes a part
+// of a buffer that a later or concurrent step of another rank reads.
+#include <algorithm>
+
+#include "entries.h"
+#include "kernels.h"
+#include "peer_clique.h"
+#include "xal_common/reduce.hpp"
+
+namespace xal::cuda {
+
+namespace {
+
+using common::CollDesc;
+using common::CollKind;
+
+// Slice r of an allreduce of `count` elements over n ranks: elements
+// [lo, lo + len), slices aligned to 256 bytes.
+struct Slice {
+  size_t lo = 0;
+  size_t len = 0;
+};
+
+size_t slice_elements(size_t count, uint32_t n, size_t es) {
+  const size_t align = std::max<size_t>(1, 256 / es);
+  const size_t per = (count + n - 1) / n;
+  return (per + align - 1) / align * align;
+}
+
+Slice slice_of(uint32_t r, size_t count, uint32_t n, size_t es) {
+  const size_t per = slice_elements(count, n, es);
+  const size_t lo = std::min(count, r * per);
+  return {lo, std::min(per, count - lo)};
+}
+
+}  // namespace
+
+size_t Clique::scratch_bytes(uint32_t rank, const CollDesc& d) const {
+  const size_t es = common::dtype_size(d.dtype);
+  const size_t bytes = d.count * es;
+  switch (d.kind) {
+    case CollKind::kAllreduce:
+      return size() > 1 ? slice_elements(d.count, size(), es) * es : 0;
+    case CollKind::kReduce:
+      return rank == d.root ? bytes : 0;
+    case CollKind::kReduceScatter:
+      return bytes;
+    case CollKind::kAlltoall:
+      return bytes * size();
+    case CollKind::kBroadcast:
+    case CollKind::kAllgather:
+      return 0;
+  }
+  return 0;
+}
+
+// Rank's scratch memory of at least `bytes`, reserved when the call was
+// queued (reserve()).
+xal_status_t Clique::scratch(uint32_t rank, size_t bytes, xal_devptr_t* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Scratch& s = scratch_[rank];
+  if (s.bytes < bytes) return XAL_ERROR_INTERNAL;  // reserve() was skipped
+  *out = s.ptr;
+  return XAL_SUCCESS;
+}
+
+// dst (on rank `to`) = src (on rank `from`), on `to`'s stream.
+xal_status_t Clique::copy(uint32_t to, xal_devptr_t dst, uint32_t from, xal_devptr_t src,
+                          size_t bytes) {
+  if (bytes == 0 || (to == from && dst == src)) return XAL_SUCCESS;
+  return memcpy_peer(streams_[to], devices_[to], dst, devices_[from], src, bytes);
+}
+
+// acc (on rank `at`, d.count elements) op= every other rank's `src(r)`,
+// through scratch; AVG divides by the rank count at the end.
+template <typename Src>
+xal_status_t Clique::reduce_into(uint32_t at, xal_devptr_t acc, const CollDesc& d, Src src) {
+  if (d.count == 0) return XAL_SUCCESS;
+  const auto* kernels = static_cast<const xal_cuda_reduce_v1_t*>(
+      kernels_extension(backend(), XAL_CUDA_REDUCE_EXTENSION));
+  const size_t bytes = d.count * common::dtype_size(d.dtype);
+  xal_devptr_t tmp = 0;
+  if (size() > 1) {
+    if (xal_status_t s = scratch(at, bytes, &tmp); s != XAL_SUCCESS) return s;
+  }
+  const xal_op_t op = d.op == XAL_OP_AVG ? XAL_OP_SUM : d.op;
+  for (uint32_t r = 0; r < size(); ++r) {
+    if (r == at) continue;
+    if (xal_status_t s = copy(at, tmp, r, src(r), bytes); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = kernels->reduce(streams_[at], acc, tmp, d.count, d.dtype, op);
+        s != XAL_SUCCESS)
+      return s;
+  }
+  if (d.op == XAL_OP_AVG) {
+    return kernels->scale(streams_[at], acc, d.count, d.dtype, static_cast<double>(size()));
+  }
+  return XAL_SUCCESS;
+}
+
+xal_status_t Clique::sync_all() {
+  xal_status_t first = XAL_SUCCESS;
+  for (xal_bstream_t* s : streams_) {
+    const xal_status_t st = stream_synchronize(s);
+    if (first == XAL_SUCCESS) first = st;
+  }
+  return first;
+}
+
+xal_status_t Clique::run_allreduce(const CollDesc& d, const std::vector<Part>& p) {
+  const uint32_t n = size();
+  const size_t es = common::dtype_size(d.dtype);
+  // Reduce-scatter: slice r of every rank into slice r of rank r's recv.
+  for (uint32_t r = 0; r < n; ++r) {
+    const Slice sl = slice_of(r, d.count, n, es);
+    if (sl.len == 0) continue;
+    CollDesc part = d;
+    part.count = sl.len;
+    const size_t off = sl.lo * es;
+    if (xal_status_t s = copy(r, p[r].recv + off, r, p[r].send + off, sl.len * es); s) return s;
+    auto src = [&](uint32_t q) { return p[q].send + off; };
+    if (xal_status_t s = reduce_into(r, p[r].recv + off, part, src); s) return s;
+  }
+  // Every rank's slice is final before any rank reads another's.
+  if (xal_status_t s = sync_all(); s != XAL_SUCCESS) return s;
+  // All-gather: every rank pulls each slice from its owner.
+  for (uint32_t r = 0; r < n; ++r) {
+    for (uint32_t q = 0; q < n; ++q) {
+      if (q == r) continue;
+      const Slice sl = slice_of(q, d.count, n, es);
+      const size_t off = sl.lo * es;
+      if (xal_status_t s = copy(r, p[r].recv + off, q, p[q].recv + off, sl.len * es); s)
+        return s;
+    }
+  }
+  return XAL_SUCCESS;
+}
+
+xal_status_t Clique::run_alltoall(const CollDesc& d, const std::vector<Part>& p) {
+  const uint32_t n = size();
+  const size_t bytes = d.count * common::dtype_size(d.dtype);
+  std::vector<xal_devptr_t> staged(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (xal_status_t s = scratch(i, n * bytes, &staged[i]); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = copy(i, staged[i], i, p[i].send, n * bytes); s != XAL_SUCCESS) return s;
+  }
+  if (xal_status_t s = sync_all(); s != XAL_SUCCESS) return s;
+  for (uint32_t r = 0; r < n; ++r) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (xal_status_t s = copy(r, p[r].recv + i * bytes, i, staged[i] + r * bytes, bytes); s)
+        return s;
+    }
+  }
+  return XAL_SUCCESS;
+}
+
+xal_status_t Clique::run(const CollDesc& d, const std::vector<Part>& p) {
+  const uint32_t n = size();
+  const size_t bytes = d.count * common::dtype_size(d.dtype);
+  xal_status_t s = XAL_SUCCESS;
+  switch (d.kind) {
+    case CollKind::kAllreduce:
+      s = run_allreduce(d, p);
+      break;
+    case CollKind::kReduce:
+      s = copy(d.root, p[d.root].recv, d.root, p[d.root].send, bytes);
+      if (s == XAL_SUCCESS) {
+        s = reduce_into(d.root, p[d.root].recv, d, [&](uint32_t r) { return p[r].send; });
+      }
+      break;
+    case CollKind::kBroadcast:
+      for (uint32_t r = 0; r < n && s == XAL_SUCCESS; ++r) {
+        s = copy(r, p[r].recv, d.root, p[d.root].send, bytes);
+      }
+      break;
+    case CollKind::kAllgather:
+      for (uint32_t r = 0; r < n && s == XAL_SUCCESS; ++r) {
+        for (uint32_t i = 0; i < n && s == XAL_SUCCESS; ++i) {
+          s = copy(r, p[r].recv + i * bytes, i, p[i].send, bytes);
+        }
+      }
+      break;
+    case CollKind::kReduceScatter:
+      for (uint32_t r = 0; r < n && s == XAL_SUCCESS; ++r) {
+        const size_t seg = r * bytes;
+        s = copy(r, p[r].recv, r, p[r].send + seg, bytes);
+        if (s == XAL_SUCCESS) {
+          s = reduce_into(r, p[r].recv, d, [&](uint32_t i) { return p[i].send + seg; });
+        }
+      }
+      break;
+    case CollKind::kAlltoall:
+      s = run_alltoall(d, p);
+      break;
+  }
+  const xal_status_t synced = sync_all();
+  return s != XAL_SUCCESS ? s : synced;
+}
+
+}  // namespace xal::cuda

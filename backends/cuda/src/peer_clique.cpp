@@ -1,0 +1,139 @@
+// peer_clique.cpp -- where the ranks' calls of a peer communicator meet
+// (peer_clique.h); the collectives themselves are in peer_algorithms.cpp.
+#include "peer_clique.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "entries.h"
+
+namespace xal::cuda {
+
+namespace {
+
+bool same_call(const common::CollDesc& a, const common::CollDesc& b) {
+  return a.kind == b.kind && a.count == b.count && a.dtype == b.dtype && a.op == b.op &&
+         a.root == b.root;
+}
+
+}  // namespace
+
+Clique::Clique(std::vector<xal_bdevice_s*> devices, uint32_t timeout_ms)
+    : devices_(std::move(devices)), timeout_ms_(timeout_ms), streams_(devices_.size(), nullptr),
+      scratch_(devices_.size()), next_call_(devices_.size(), 0) {}
+
+Clique::~Clique() {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (streams_[i] != nullptr) {
+      stream_synchronize(streams_[i]);
+      stream_destroy(streams_[i]);
+    }
+    for (xal_devptr_t p : scratch_[i].all) mem_free(devices_[i], p);
+  }
+}
+
+xal_status_t Clique::make_streams() {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (xal_status_t s = stream_create(devices_[i], 0, &streams_[i]); s != XAL_SUCCESS) return s;
+  }
+  return XAL_SUCCESS;
+}
+
+xal_status_t Clique::reserve(uint32_t rank, size_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (scratch_[rank].bytes >= bytes) return XAL_SUCCESS;
+  }
+  xal_devptr_t p = 0;
+  const size_t want = std::max(bytes, size_t{4096});
+  if (xal_status_t s = mem_alloc(devices_[rank], want, &p); s != XAL_SUCCESS) return s;
+  std::lock_guard<std::mutex> lock(mutex_);
+  Scratch& sc = scratch_[rank];
+  sc.all.push_back(p);
+  if (want > sc.bytes) {
+    sc.ptr = p;
+    sc.bytes = want;
+  }
+  return XAL_SUCCESS;
+}
+
+uint64_t Clique::queue_call(uint32_t rank) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++in_flight_;
+  return next_call_[rank]++;
+}
+
+void Clique::call_ended() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  --in_flight_;
+  cv_.notify_all();  // under the lock: the waiter may free us once it is released
+}
+
+bool Clique::wait_calls(uint32_t ms) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return in_flight_ == 0; });
+}
+
+xal_status_t Clique::error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+std::string Clique::error_message() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_message_;
+}
+
+void Clique::fail(xal_status_t status, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fail_locked(status, message);
+  cv_.notify_all();
+}
+
+void Clique::fail_locked(xal_status_t status, const std::string& message) {
+  if (error_ != XAL_SUCCESS) return;  // the first error stays
+  error_ = status;
+  error_message_ = message;
+}
+
+void Clique::arrive(uint32_t rank, uint64_t seq, const common::CollDesc& desc,
+                    xal_devptr_t send, xal_devptr_t recv) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  Call& call = calls_[seq];
+  if (call.parts.empty()) {
+    call.desc = desc;
+    call.parts.resize(size());
+  } else if (!same_call(call.desc, desc)) {
+    call.mismatch = true;
+  }
+  call.parts[rank] = {send, recv};
+  if (++call.arrived == size()) {
+    if (error_ == XAL_SUCCESS && !call.mismatch) {
+      lock.unlock();
+      const xal_status_t s = run(call.desc, call.parts);
+      lock.lock();
+      if (s != XAL_SUCCESS) {
+        fail_locked(s, std::string(common::coll_name(desc.kind)) + " failed on the device");
+      }
+    } else if (call.mismatch && error_ == XAL_SUCCESS) {
+      fail_locked(XAL_ERROR_COLLECTIVE_MISMATCH,
+                  std::string("the ranks disagree on call ") + std::to_string(seq) +
+                      " (kind, count, dtype, op or root)");
+    }
+    call.done = true;
+    cv_.notify_all();
+  } else {
+    auto finished = [&] { return call.done || error_ != XAL_SUCCESS; };
+    if (timeout_ms_ == 0) {
+      cv_.wait(lock, finished);
+    } else if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms_), finished)) {
+      fail_locked(XAL_ERROR_TIMEOUT, std::string(common::coll_name(desc.kind)) +
+                                         ": not every rank arrived within " +
+                                         std::to_string(timeout_ms_) + " ms");
+      cv_.notify_all();
+    }
+  }
+  if (++call.left == size()) calls_.erase(seq);
+}
+
+}  // namespace xal::cuda

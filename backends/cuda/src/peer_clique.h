@@ -1,0 +1,124 @@
+// peer_clique.h -- the ranks of one communicator of the collectives without
+// NCCL (peer_comm.cpp): where the ranks' calls meet, and the collectives
+// themselves, run on the communicator's own streams.
+//
+// The k-th call of every rank meets the k-th call of every other (as NCCL
+// pairs calls). Each rank arrives on a host function thread of its stream;
+// the last to arrive runs the whole collective (peer_algorithms.cpp) and
+// waits for it, while every rank's stream waits for its host function.
+//
+// Failure semantics, as the core's own path: a rank that does not arrive
+// within the timeout breaks the clique (TIMEOUT, sticky); abort wakes every
+// waiting rank (ABORTED, sticky); ranks that disagree on the call get
+// COLLECTIVE_MISMATCH; a failed copy or kernel is the clique's error.
+//
+// No memory is allocated or freed while a collective runs: a free (and
+// perhaps an allocation) waits for the device's streams, and the ranks'
+// streams are the ones waiting. reserve() allocates the scratch memory a
+// call needs when it is queued, on the caller's thread.
+//
+// Thread-safe: every public member may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "xal_common/host_collective.hpp"
+
+namespace xal::cuda {
+
+class Clique {
+ public:
+  // `devices` are rank 0..n-1; timeout_ms 0 waits for ever. Not owned.
+  Clique(std::vector<xal_bdevice_s*> devices, uint32_t timeout_ms);
+  // Waits for the own streams and frees them and the scratch memory. The
+  // caller makes sure no call is in flight (wait_calls()).
+  ~Clique();
+  Clique(const Clique&) = delete;
+  Clique& operator=(const Clique&) = delete;
+
+  // Creates the communicator's own stream on each device.
+  xal_status_t make_streams();
+
+  uint32_t size() const { return static_cast<uint32_t>(devices_.size()); }
+  uint32_t timeout_ms() const { return timeout_ms_; }
+  xal_bdevice_s* device(uint32_t rank) const { return devices_[rank]; }
+  xal_backend_s* backend() const { return devices_[0]->backend; }
+
+  // The scratch memory `rank` needs for `desc` (peer_algorithms.cpp).
+  size_t scratch_bytes(uint32_t rank, const common::CollDesc& desc) const;
+  // Makes rank's scratch memory at least `bytes` (the caller's thread, when
+  // a call is queued). Earlier, smaller buffers stay allocated.
+  xal_status_t reserve(uint32_t rank, size_t bytes);
+
+  // A call of `rank` is being queued: its sequence number (call order per
+  // rank). It counts as in flight until call_ended(); calls in flight keep
+  // the clique from being freed.
+  uint64_t queue_call(uint32_t rank);
+  void call_ended();
+  // Whether every call ended within `ms` (the last comm_destroy).
+  bool wait_calls(uint32_t ms);
+
+  // Rank `rank` reached call `seq` on its stream (a host function thread):
+  // waits for the other ranks, or runs the collective if it is the last.
+  void arrive(uint32_t rank, uint64_t seq, const common::CollDesc& desc, xal_devptr_t send,
+              xal_devptr_t recv);
+
+  xal_status_t error() const;
+  std::string error_message() const;
+  void abort() { fail(XAL_ERROR_ABORTED, "the communicator was aborted"); }
+  // Breaks the clique with `status` (sticky), waking every waiting rank.
+  void fail(xal_status_t status, const std::string& message);
+
+ private:
+  struct Part {
+    xal_devptr_t send = 0;
+    xal_devptr_t recv = 0;
+  };
+  struct Call {
+    common::CollDesc desc;
+    std::vector<Part> parts;
+    uint32_t arrived = 0;
+    uint32_t left = 0;
+    bool mismatch = false;
+    bool done = false;
+  };
+  struct Scratch {
+    xal_devptr_t ptr = 0;  // the largest, in use
+    size_t bytes = 0;
+    std::vector<xal_devptr_t> all;
+  };
+
+  void fail_locked(xal_status_t status, const std::string& message);
+
+  // peer_algorithms.cpp: the whole collective, every rank's buffers known;
+  // waits for it. Called without the lock.
+  xal_status_t run(const common::CollDesc& d, const std::vector<Part>& p);
+  xal_status_t run_allreduce(const common::CollDesc& d, const std::vector<Part>& p);
+  xal_status_t run_alltoall(const common::CollDesc& d, const std::vector<Part>& p);
+  xal_status_t scratch(uint32_t rank, size_t bytes, xal_devptr_t* out);
+  xal_status_t copy(uint32_t to, xal_devptr_t dst, uint32_t from, xal_devptr_t src,
+                    size_t bytes);
+  template <typename Src>
+  xal_status_t reduce_into(uint32_t at, xal_devptr_t acc, const common::CollDesc& d, Src src);
+  xal_status_t sync_all();
+
+  const std::vector<xal_bdevice_s*> devices_;
+  const uint32_t timeout_ms_;
+  std::vector<xal_bstream_t*> streams_;
+  std::vector<Scratch> scratch_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<uint64_t, Call> calls_;
+  std::vector<uint64_t> next_call_;
+  uint64_t in_flight_ = 0;
+  xal_status_t error_ = XAL_SUCCESS;
+  std::string error_message_;
+};
+
+}  // namespace xal::cuda
