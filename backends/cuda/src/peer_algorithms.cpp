@@ -9,7 +9,8 @@
 //                   of every rank's buffer, then every rank copies each
 //                   slice from its owner. Each device moves (n-1)/n of the
 //                   buffer in and out, and reduces 1/n of it.
-//   reduce          the root pulls every other rank's buffer and reduces.
+//   reduce          the same reduce-scatter (slices off the root reduced
+//                   into scratch), then the root pulls each slice.
 //   reduce_scatter  rank r pulls segment r of every rank and reduces.
 //   broadcast,
 //   allgather       every rank pulls from the owner(s).
@@ -59,8 +60,9 @@ size_t Clique::scratch_bytes(uint32_t rank, const CollDesc& d) const {
   switch (d.kind) {
     case CollKind::kAllreduce:
       return size() > 1 ? slice_elements(d.count, size(), es) * es : 0;
-    case CollKind::kReduce:
-      return rank == d.root ? bytes : 0;
+    case CollKind::kReduce:  // off the root: the slice's sum after the copy's place
+      if (size() == 1) return 0;
+      return slice_elements(d.count, size(), es) * es * (rank == d.root ? 1 : 2);
     case CollKind::kReduceScatter:
       return bytes;
     case CollKind::kAlltoall:
@@ -124,23 +126,33 @@ xal_status_t Clique::sync_all() {
   return first;
 }
 
-xal_status_t Clique::run_allreduce(const CollDesc& d, const std::vector<Part>& p) {
+// Rank r reduces slice r of every rank's send buffer into acc[r] (on rank
+// r), all ranks at once; then waits for every rank.
+xal_status_t Clique::reduce_slices(const CollDesc& d, const std::vector<Part>& p,
+                                   const std::vector<xal_devptr_t>& acc) {
   const uint32_t n = size();
   const size_t es = common::dtype_size(d.dtype);
-  // Reduce-scatter: slice r of every rank into slice r of rank r's recv.
   for (uint32_t r = 0; r < n; ++r) {
     const Slice sl = slice_of(r, d.count, n, es);
     if (sl.len == 0) continue;
     CollDesc part = d;
     part.count = sl.len;
     const size_t off = sl.lo * es;
-    if (xal_status_t s = copy(r, p[r].recv + off, r, p[r].send + off, sl.len * es); s) return s;
+    if (xal_status_t s = copy(r, acc[r], r, p[r].send + off, sl.len * es); s) return s;
     auto src = [&](uint32_t q) { return p[q].send + off; };
-    if (xal_status_t s = reduce_into(r, p[r].recv + off, part, src); s) return s;
+    if (xal_status_t s = reduce_into(r, acc[r], part, src); s) return s;
   }
-  // Every rank's slice is final before any rank reads another's.
-  if (xal_status_t s = sync_all(); s != XAL_SUCCESS) return s;
-  // All-gather: every rank pulls each slice from its owner.
+  return sync_all();
+}
+
+xal_status_t Clique::run_allreduce(const CollDesc& d, const std::vector<Part>& p) {
+  const uint32_t n = size();
+  const size_t es = common::dtype_size(d.dtype);
+  // Slice r lands in its place in rank r's recv.
+  std::vector<xal_devptr_t> acc(n);
+  for (uint32_t r = 0; r < n; ++r) acc[r] = p[r].recv + slice_of(r, d.count, n, es).lo * es;
+  if (xal_status_t s = reduce_slices(d, p, acc); s != XAL_SUCCESS) return s;
+  // Every rank pulls each slice from its owner.
   for (uint32_t r = 0; r < n; ++r) {
     for (uint32_t q = 0; q < n; ++q) {
       if (q == r) continue;
@@ -149,6 +161,33 @@ xal_status_t Clique::run_allreduce(const CollDesc& d, const std::vector<Part>& p
       if (xal_status_t s = copy(r, p[r].recv + off, q, p[q].recv + off, sl.len * es); s)
         return s;
     }
+  }
+  return XAL_SUCCESS;
+}
+
+xal_status_t Clique::run_reduce(const CollDesc& d, const std::vector<Part>& p) {
+  const uint32_t n = size();
+  const uint32_t root = d.root;
+  const size_t es = common::dtype_size(d.dtype);
+  const size_t slice_bytes = slice_elements(d.count, n, es) * es;
+  // The root's slice lands in its recv; the others' in their scratch,
+  // after the part reduce_into() uses.
+  std::vector<xal_devptr_t> acc(n);
+  for (uint32_t r = 0; r < n; ++r) {
+    if (r == root || n == 1) {
+      acc[r] = p[r].recv + slice_of(r, d.count, n, es).lo * es;
+    } else if (xal_status_t s = scratch(r, 2 * slice_bytes, &acc[r]); s != XAL_SUCCESS) {
+      return s;
+    } else {
+      acc[r] += slice_bytes;
+    }
+  }
+  if (xal_status_t s = reduce_slices(d, p, acc); s != XAL_SUCCESS) return s;
+  for (uint32_t r = 0; r < n; ++r) {
+    if (r == root) continue;
+    const Slice sl = slice_of(r, d.count, n, es);
+    if (xal_status_t s = copy(root, p[root].recv + sl.lo * es, r, acc[r], sl.len * es); s)
+      return s;
   }
   return XAL_SUCCESS;
 }
@@ -180,10 +219,7 @@ xal_status_t Clique::run(const CollDesc& d, const std::vector<Part>& p) {
       s = run_allreduce(d, p);
       break;
     case CollKind::kReduce:
-      s = copy(d.root, p[d.root].recv, d.root, p[d.root].send, bytes);
-      if (s == XAL_SUCCESS) {
-        s = reduce_into(d.root, p[d.root].recv, d, [&](uint32_t r) { return p[r].send; });
-      }
+      s = run_reduce(d, p);
       break;
     case CollKind::kBroadcast:
       for (uint32_t r = 0; r < n && s == XAL_SUCCESS; ++r) {

@@ -84,6 +84,13 @@ std::string Clique::error_message() const {
   return error_message_;
 }
 
+void Clique::abort() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  aborted_ = true;
+  fail_locked(XAL_ERROR_ABORTED, "the communicator was aborted");
+  cv_.notify_all();
+}
+
 void Clique::fail(xal_status_t status, const std::string& message) {
   std::lock_guard<std::mutex> lock(mutex_);
   fail_locked(status, message);
@@ -103,10 +110,12 @@ void Clique::arrive(uint32_t rank, uint64_t seq, const common::CollDesc& desc,
   if (call.parts.empty()) {
     call.desc = desc;
     call.parts.resize(size());
+    call.here.resize(size(), false);
   } else if (!same_call(call.desc, desc)) {
     call.mismatch = true;
   }
   call.parts[rank] = {send, recv};
+  call.here[rank] = true;
   if (++call.arrived == size()) {
     if (error_ == XAL_SUCCESS && !call.mismatch) {
       lock.unlock();
@@ -123,15 +132,27 @@ void Clique::arrive(uint32_t rank, uint64_t seq, const common::CollDesc& desc,
     call.done = true;
     cv_.notify_all();
   } else {
-    auto finished = [&] { return call.done || error_ != XAL_SUCCESS; };
-    if (timeout_ms_ == 0) {
-      cv_.wait(lock, finished);
-    } else if (!cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms_), finished)) {
+    // The timeout is for the other ranks to come; once all are here, the
+    // collective runs as long as it takes.
+    auto all_here = [&] { return call.arrived == size() || error_ != XAL_SUCCESS; };
+    if (timeout_ms_ != 0 &&
+        !cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms_), all_here)) {
+      std::string missing;
+      for (uint32_t r = 0; r < size(); ++r) {
+        if (!call.here[r]) missing += (missing.empty() ? "" : ",") + std::to_string(r);
+      }
       fail_locked(XAL_ERROR_TIMEOUT, std::string(common::coll_name(desc.kind)) +
-                                         ": not every rank arrived within " +
-                                         std::to_string(timeout_ms_) + " ms");
+                                         ": timed out after " + std::to_string(timeout_ms_) +
+                                         " ms waiting for rank(s) " + missing +
+                                         " (seen from rank " + std::to_string(rank) + ")");
       cv_.notify_all();
     }
+    // Only an abort leaves a running collective early (a hung device): any
+    // other error leaves it to end, so that no rank's stream goes on while
+    // the collective still writes its buffer.
+    cv_.wait(lock, [&] {
+      return call.done || aborted_ || (error_ != XAL_SUCCESS && call.arrived < size());
+    });
   }
   if (++call.left == size()) calls_.erase(seq);
 }

@@ -8,8 +8,9 @@
 // waits for it, while every rank's stream waits for its host function.
 //
 // Failure semantics, as the core's own path: a rank that does not arrive
-// within the timeout breaks the clique (TIMEOUT, sticky); abort wakes every
-// waiting rank (ABORTED, sticky); ranks that disagree on the call get
+// within the timeout breaks the clique (TIMEOUT, sticky; once every rank is
+// there the collective runs as long as it takes); abort wakes every waiting
+// rank (ABORTED, sticky); ranks that disagree on the call get
 // COLLECTIVE_MISMATCH; a failed copy or kernel is the clique's error.
 //
 // No memory is allocated or freed while a collective runs: a free (and
@@ -71,7 +72,9 @@ class Clique {
 
   xal_status_t error() const;
   std::string error_message() const;
-  void abort() { fail(XAL_ERROR_ABORTED, "the communicator was aborted"); }
+  // Breaks the clique with ABORTED and wakes every waiting rank, also those
+  // whose collective runs (a hung device); their buffers are then undefined.
+  void abort();
   // Breaks the clique with `status` (sticky), waking every waiting rank.
   void fail(xal_status_t status, const std::string& message);
 
@@ -83,6 +86,7 @@ class Clique {
   struct Call {
     common::CollDesc desc;
     std::vector<Part> parts;
+    std::vector<bool> here;  // per rank
     uint32_t arrived = 0;
     uint32_t left = 0;
     bool mismatch = false;
@@ -100,6 +104,9 @@ class Clique {
   // waits for it. Called without the lock.
   xal_status_t run(const common::CollDesc& d, const std::vector<Part>& p);
   xal_status_t run_allreduce(const common::CollDesc& d, const std::vector<Part>& p);
+  xal_status_t run_reduce(const common::CollDesc& d, const std::vector<Part>& p);
+  xal_status_t reduce_slices(const common::CollDesc& d, const std::vector<Part>& p,
+                             const std::vector<xal_devptr_t>& acc);
   xal_status_t run_alltoall(const common::CollDesc& d, const std::vector<Part>& p);
   xal_status_t scratch(uint32_t rank, size_t bytes, xal_devptr_t* out);
   xal_status_t copy(uint32_t to, xal_devptr_t dst, uint32_t from, xal_devptr_t src,
@@ -117,6 +124,7 @@ class Clique {
   std::map<uint64_t, Call> calls_;
   std::vector<uint64_t> next_call_;
   uint64_t in_flight_ = 0;
+  bool aborted_ = false;
   xal_status_t error_ = XAL_SUCCESS;
   std::string error_message_;
 };

@@ -6,9 +6,12 @@
 // (xalsim_fill_u32, xalsim_illegal_address); others do nothing.
 // SIMULATION ONLY.
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <regex>
 #include <string>
+#include <thread>
 
 #include "sim_state.h"
 
@@ -306,7 +309,12 @@ CUresult sim_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   }
   const unsigned long long threads =
       1ull * gx * gy * gz * bx * by * bz;
-  return submit(stream, [name, copies, threads]() mutable {
+  // XALSIM_CUDA_KERNEL_MS: every kernel takes at least that long (a slow
+  // device), read at launch.
+  const char* slow = std::getenv("XALSIM_CUDA_KERNEL_MS");
+  const long slow_ms = slow != nullptr ? std::strtol(slow, nullptr, 10) : 0;
+  return submit(stream, [name, copies, threads, slow_ms]() mutable {
+    if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
     void* p[3] = {nullptr, nullptr, nullptr};
     for (size_t i = 0; i < copies.size(); ++i) p[i] = copies[i].data();
     return run_kernel(name, p, threads);
