@@ -1,5 +1,5 @@
 // Group "collectives": every collective, for every dtype and op and a range
-// of counts, on each device set (all devices, each backend's devices, one
+// of counts, out of place and in place, on each device set (all devices, each backend's devices, one
 // device of each backend), checked against a reference computed here on the
 // host: bitwise for integers, within a stated tolerance for floats (exact
 // for the small integer values used, except avg in halves).
@@ -171,36 +171,53 @@ class Collectives : public conform::DeviceSetTest {
   uint32_t n() const { return static_cast<uint32_t>(comms_.size()); }
 
   // Runs `kind` on every rank (one group call) and checks every rank's
-  // output against the reference.
-  void check(Kind kind, xal_dtype_t dtype, xal_op_t op, size_t count, uint32_t root = 0) {
+  // output against the reference. In place, as NCCL defines it: one buffer
+  // per rank, send == recv, except allgather (send = recv + rank * count)
+  // and reduce_scatter (recv = send + rank * count).
+  void check(Kind kind, xal_dtype_t dtype, xal_op_t op, size_t count, uint32_t root = 0,
+             bool in_place = false) {
     SCOPED_TRACE(std::string(kind_name(kind)) + " " + xal::common::dtype_name(dtype) + " " +
-                 xal::common::op_name(op) + " count " + std::to_string(count));
+                 xal::common::op_name(op) + " count " + std::to_string(count) +
+                 (in_place ? " in place" : ""));
     const size_t es = xal::common::dtype_size(dtype);
     const size_t in_elems = (kind == Kind::kReduceScatter || kind == Kind::kAlltoall) ? count * n() : count;
     const size_t out_elems = (kind == Kind::kAllgather || kind == Kind::kAlltoall) ? count * n() : count;
     std::vector<std::unique_ptr<conform::DeviceBuffer>> send, recv;
+    std::vector<xal_devptr_t> send_at(n()), recv_at(n());
     for (uint32_t r = 0; r < n(); ++r) {
-      send.push_back(std::make_unique<conform::DeviceBuffer>(devices()[r]->handle, std::max<size_t>(1, in_elems * es)));
-      recv.push_back(std::make_unique<conform::DeviceBuffer>(devices()[r]->handle, std::max<size_t>(1, out_elems * es)));
-      XAL_ASSERT_OK(send[r]->status());
-      XAL_ASSERT_OK(recv[r]->status());
+      xal_device_t dev = devices()[r]->handle;
+      if (in_place) {
+        send.push_back(std::make_unique<conform::DeviceBuffer>(dev, std::max<size_t>(1, std::max(in_elems, out_elems) * es)));
+        XAL_ASSERT_OK(send[r]->status());
+        send_at[r] = send[r]->ptr() + (kind == Kind::kAllgather ? r * count * es : 0);
+        recv_at[r] = send[r]->ptr() + (kind == Kind::kReduceScatter ? r * count * es : 0);
+        XAL_ASSERT_OK(xal_memset(streams_[r]->get(), send[r]->ptr(), 0xA5, std::max(in_elems, out_elems) * es));
+      } else {
+        send.push_back(std::make_unique<conform::DeviceBuffer>(dev, std::max<size_t>(1, in_elems * es)));
+        recv.push_back(std::make_unique<conform::DeviceBuffer>(dev, std::max<size_t>(1, out_elems * es)));
+        XAL_ASSERT_OK(send[r]->status());
+        XAL_ASSERT_OK(recv[r]->status());
+        send_at[r] = send[r]->ptr();
+        recv_at[r] = recv[r]->ptr();
+        XAL_ASSERT_OK(xal_memset(streams_[r]->get(), recv_at[r], 0xA5, out_elems * es));
+      }
       std::vector<uint8_t> host(in_elems * es);
       for (size_t i = 0; i < in_elems; ++i) put(host, dtype, i, input(op, r, i));
-      XAL_ASSERT_OK(xal_memcpy_htod(streams_[r]->get(), send[r]->ptr(), host.data(), host.size()));
-      XAL_ASSERT_OK(xal_memset(streams_[r]->get(), recv[r]->ptr(), 0xA5, out_elems * es));
+      XAL_ASSERT_OK(xal_memcpy_htod(streams_[r]->get(), send_at[r], host.data(), host.size()));
       XAL_ASSERT_OK(xal_stream_synchronize(streams_[r]->get()));
     }
     XAL_ASSERT_OK(xal_group_start());
     for (uint32_t r = 0; r < n(); ++r) {
       xal_status_t s = XAL_SUCCESS;
       xal_stream_t st = streams_[r]->get();
+      const xal_devptr_t sp = send_at[r], rp = recv_at[r];
       switch (kind) {
-        case Kind::kAllreduce: s = xal_allreduce(comms_[r], send[r]->ptr(), recv[r]->ptr(), count, dtype, op, st); break;
-        case Kind::kBroadcast: s = xal_broadcast(comms_[r], send[r]->ptr(), recv[r]->ptr(), count, dtype, root, st); break;
-        case Kind::kReduce: s = xal_reduce(comms_[r], send[r]->ptr(), recv[r]->ptr(), count, dtype, op, root, st); break;
-        case Kind::kAllgather: s = xal_allgather(comms_[r], send[r]->ptr(), recv[r]->ptr(), count, dtype, st); break;
-        case Kind::kReduceScatter: s = xal_reduce_scatter(comms_[r], send[r]->ptr(), recv[r]->ptr(), count, dtype, op, st); break;
-        case Kind::kAlltoall: s = xal_alltoall(comms_[r], send[r]->ptr(), recv[r]->ptr(), count, dtype, st); break;
+        case Kind::kAllreduce: s = xal_allreduce(comms_[r], sp, rp, count, dtype, op, st); break;
+        case Kind::kBroadcast: s = xal_broadcast(comms_[r], sp, rp, count, dtype, root, st); break;
+        case Kind::kReduce: s = xal_reduce(comms_[r], sp, rp, count, dtype, op, root, st); break;
+        case Kind::kAllgather: s = xal_allgather(comms_[r], sp, rp, count, dtype, st); break;
+        case Kind::kReduceScatter: s = xal_reduce_scatter(comms_[r], sp, rp, count, dtype, op, st); break;
+        case Kind::kAlltoall: s = xal_alltoall(comms_[r], sp, rp, count, dtype, st); break;
       }
       EXPECT_EQ(s, XAL_SUCCESS) << "rank " << r << ": " << conform::describe(s);
     }
@@ -214,7 +231,7 @@ class Collectives : public conform::DeviceSetTest {
     for (uint32_t r = 0; r < n(); ++r) {
       if (kind == Kind::kReduce && r != root) continue;
       std::vector<uint8_t> got(out_elems * es);
-      XAL_ASSERT_OK(xal_memcpy_dtoh(streams_[r]->get(), got.data(), recv[r]->ptr(), got.size()));
+      XAL_ASSERT_OK(xal_memcpy_dtoh(streams_[r]->get(), got.data(), recv_at[r], got.size()));
       XAL_ASSERT_OK(xal_stream_synchronize(streams_[r]->get()));
       std::vector<uint8_t> want;
       switch (kind) {
@@ -280,6 +297,25 @@ TEST_P(Collectives, BroadcastAllgatherAlltoallEveryDtype) {
       ASSERT_NO_FATAL_FAILURE(check(Kind::kBroadcast, d, XAL_OP_SUM, c, n() / 2));
       ASSERT_NO_FATAL_FAILURE(check(Kind::kAllgather, d, XAL_OP_SUM, c));
       ASSERT_NO_FATAL_FAILURE(check(Kind::kAlltoall, d, XAL_OP_SUM, c));
+    }
+}
+
+// In place (frameworks reduce gradients in place): every kind, for an
+// integer, a float and a half type, the ops that differ most.
+TEST_P(Collectives, EveryKindInPlace) {
+  for (xal_dtype_t d : {XAL_DTYPE_I32, XAL_DTYPE_BF16, XAL_DTYPE_F32})
+    for (size_t c : counts()) {
+      for (xal_op_t op : {XAL_OP_SUM, XAL_OP_MAX}) {
+        ASSERT_NO_FATAL_FAILURE(check(Kind::kAllreduce, d, op, c, 0, true));
+        ASSERT_NO_FATAL_FAILURE(check(Kind::kReduce, d, op, c, n() - 1, true));
+        ASSERT_NO_FATAL_FAILURE(check(Kind::kReduceScatter, d, op, c, 0, true));
+      }
+      if (is_float(d)) {
+        ASSERT_NO_FATAL_FAILURE(check(Kind::kAllreduce, d, XAL_OP_AVG, c, 0, true));
+      }
+      ASSERT_NO_FATAL_FAILURE(check(Kind::kBroadcast, d, XAL_OP_SUM, c, n() / 2, true));
+      ASSERT_NO_FATAL_FAILURE(check(Kind::kAllgather, d, XAL_OP_SUM, c, 0, true));
+      ASSERT_NO_FATAL_FAILURE(check(Kind::kAlltoall, d, XAL_OP_SUM, c, 0, true));
     }
 }
 
