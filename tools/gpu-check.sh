@@ -28,7 +28,7 @@
 #                                         bench-copy,
 #                                         bench-dispatch, mixed-collectives,
 #                                         coll-thread, coll-driver, nccl,
-#                                         rawbench.
+#                                         peer-collectives, rawbench.
 #   tools/gpu-check.sh [--simulate] [--out OUT]
 #                                         on a GPU machine that can build xal
 #                                         itself (scripts/deps.sh installed):
@@ -44,9 +44,12 @@
 # every collective on the CUDA devices with a mock card (collectives_check,
 # then xal-bench coll with the backend's host function threads and without),
 # xal-bench coll through NCCL when the machine has a libnccl.so.2,
+# the plugin's collectives without NCCL checked and timed against the
+# core's path when it has two CUDA devices or more,
 # and xal-cuda-rawbench (raw driver API against xal, same run). It stops
 # each step at its own time limit so that the whole run stays under 8
-# minutes. summary.txt lists each step's outcome and the targets:
+# minutes on one GPU (the limits add up to 460 s; 500 s with the peer
+# step, which needs two). summary.txt lists each step's outcome and the targets:
 # H2D/D2H page-locked >= 0.98 of raw from 1 MiB, D2D >= 0.98, launch
 # overhead <= 0.2 us over cuLaunchKernel.
 set -u -o pipefail
@@ -221,7 +224,7 @@ preflight() {
 STEPS=()
 declare -A OUTCOME=()
 ALL_STEPS=(xal-info xal-smi kernels conformance bench-copy bench-dispatch mixed-collectives
-           coll-thread coll-driver nccl rawbench)
+           coll-thread coll-driver nccl peer-collectives rawbench)
 ONLY=()  # --only: the steps to run; empty runs them all
 
 # wanted NAME: whether --only leaves step NAME in
@@ -371,6 +374,26 @@ run_checks() {
   elif [[ "$simulate" == 1 ]]; then
     skipped nccl "left out on the simulated driver"
   fi
+  # The plugin's own collectives without NCCL (XAL_CUDA_COLLECTIVES=peer):
+  # every collective checked, then allreduce timed on the core's path and
+  # on this one. A machine with one CUDA device (one H200) has one rank:
+  # left out there.
+  local ncuda
+  ncuda="$("$bin/xal-info" --json 2>/dev/null | grep -m1 -o '"device_count": *[0-9]*' |
+           grep -o '[0-9]*$')"
+  if ! wanted peer-collectives; then
+    skipped peer-collectives "not run (--only)"
+  elif [[ ! -x "$bin/collectives_check" || ! -x "$bin/xal-bench" ]]; then
+    skipped peer-collectives "MISSING from the bundle"
+  elif ((${ncuda:-0} < 2)); then
+    skipped peer-collectives "needs two CUDA devices (found ${ncuda:-none})"
+  else
+    step peer-collectives 40 bash -c 'XAL_CUDA_COLLECTIVES=peer "$0" || exit 1
+      for m in core peer; do
+        echo "== XAL_CUDA_COLLECTIVES=$m"
+        XAL_CUDA_COLLECTIVES=$m "$1" coll -b 1M -e 64M -f 8 -n 10 -w 2 -c 1 --no-mpi || exit 1
+      done' "$bin/collectives_check" "$bin/xal-bench"
+  fi
   if [[ -x "$bin/xal-cuda-rawbench" ]]; then
     if [[ "$simulate" == 1 ]]; then
       step rawbench 60 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
@@ -401,6 +424,11 @@ run_checks() {
       echo
       echo "xal-bench coll, CUDA devices with NCCL ($(grep -m1 '^nccl:' "$OUT_DIR/system.txt")):"
       grep -E '^ +[0-9]|^#|warning' "$OUT_DIR/nccl.log" | head -12
+    fi
+    if [[ -f "$OUT_DIR/peer-collectives.log" ]]; then
+      echo
+      echo "collectives without NCCL (XAL_CUDA_COLLECTIVES=peer), CUDA devices alone:"
+      grep -E '^collectives_check: |^== |^ +size|^ +[0-9]' "$OUT_DIR/peer-collectives.log" | head -18
     fi
     local mode
     for mode in thread driver; do

@@ -45,12 +45,12 @@ done
 grep -q 'SIMULATED driver' "$out/system.txt" || fail "system.txt does not say simulated"
 grep -q '^C++ runtime: ' "$out/system.txt" || fail "system.txt has no C++ runtime line"
 for name in xal-info xal-smi kernels conformance bench-copy bench-dispatch mixed-collectives nccl \
-            coll-thread coll-driver rawbench; do
+            coll-thread coll-driver peer-collectives rawbench; do
   grep -qE "^$name +(ok|TIMEOUT|FAILED|left out)" "$out/summary.txt" ||
     fail "summary.txt does not list step $name"
 done
 # These steps do not depend on timing; they must pass on the simulation.
-for name in xal-info xal-smi kernels bench-dispatch rawbench; do
+for name in xal-info xal-smi kernels bench-dispatch peer-collectives rawbench; do
   grep -qE "^$name +ok" "$out/summary.txt" || fail "step $name did not pass"
 done
 if [[ -f "$archive" ]]; then
@@ -77,6 +77,19 @@ for name in conformance bench-copy coll-driver; do
     fail "--only: step $name not listed as not run"
 done
 [[ ! -e "$only/conformance.log" ]] || fail "--only: conformance ran"
+
+# The collectives without NCCL: their results in the summary; with one
+# CUDA device the step is left out, saying why.
+grep -q '^collectives_check: OK' "$out/summary.txt" ||
+  fail "summary.txt lacks the peer collectives' check"
+one="$scratch/one"
+if ! XALSIM_CUDA_DEVICES=1 "$script" --bundle "$build" --simulate --out "$one" \
+    --only peer-collectives >"$scratch/one.log" 2>&1; then
+  fail "the one-device run failed"
+  tail -20 "$scratch/one.log"
+fi
+grep -qE '^peer-collectives +needs two CUDA devices \(found 1\)' "$one/summary.txt" ||
+  fail "one device: the peer step is not left out with why"
 
 if ((failures > 0)); then
   echo "$failures check(s) failed; run log: $scratch/run.log"
