@@ -389,9 +389,12 @@ run_checks() {
     skipped peer-collectives "needs two CUDA devices (found ${ncuda:-none})"
   else
     step peer-collectives 40 bash -c 'XAL_CUDA_COLLECTIVES=peer "$0" || exit 1
-      for m in core peer; do
-        echo "== XAL_CUDA_COLLECTIVES=$m"
-        XAL_CUDA_COLLECTIVES=$m "$1" coll -b 1M -e 64M -f 8 -n 10 -w 2 -c 1 --no-mpi || exit 1
+      for c in allreduce broadcast; do
+        for m in core peer; do
+          echo "== $c, XAL_CUDA_COLLECTIVES=$m"
+          XAL_CUDA_COLLECTIVES=$m "$1" coll -C $c -b 1M -e 64M -f 8 -n 10 -w 2 -c 0 --no-mpi ||
+            exit 1
+        done
       done' "$bin/collectives_check" "$bin/xal-bench"
   fi
   if [[ -x "$bin/xal-cuda-rawbench" ]]; then
@@ -428,7 +431,7 @@ run_checks() {
     if [[ -f "$OUT_DIR/peer-collectives.log" ]]; then
       echo
       echo "collectives without NCCL (XAL_CUDA_COLLECTIVES=peer), CUDA devices alone:"
-      grep -E '^collectives_check: |^== |^ +size|^ +[0-9]' "$OUT_DIR/peer-collectives.log" | head -18
+      grep -E '^collectives_check: |^== |^ +size|^ +[0-9]' "$OUT_DIR/peer-collectives.log" | head -28
     fi
     local mode
     for mode in thread driver; do

@@ -12,8 +12,11 @@
 //   reduce          the same reduce-scatter (slices off the root reduced
 //                   into scratch), then the root pulls each slice.
 //   reduce_scatter  rank r pulls segment r of every rank and reduces.
-//   broadcast,
-//   allgather       every rank pulls from the owner(s).
+//   broadcast       scatter then all-gather: rank r pulls slice r from the
+//                   root, then every rank pulls each slice from its
+//                   holder, so the root sends the buffer about once, not
+//                   n-1 times.
+//   allgather       every rank pulls each block from its owner.
 //   alltoall        every send buffer to scratch first (a rank's recv may be
 //                   its send), then every rank pulls its blocks.
 //
@@ -192,6 +195,35 @@ xal_status_t Clique::run_reduce(const CollDesc& d, const std::vector<Part>& p) {
   return XAL_SUCCESS;
 }
 
+xal_status_t Clique::run_broadcast(const CollDesc& d, const std::vector<Part>& p) {
+  const uint32_t n = size();
+  const uint32_t root = d.root;
+  const size_t es = common::dtype_size(d.dtype);
+  // The root's whole buffer to its recv (nothing in place); slice r to rank r.
+  if (xal_status_t s = copy(root, p[root].recv, root, p[root].send, d.count * es); s) return s;
+  for (uint32_t r = 0; r < n; ++r) {
+    if (r == root) continue;
+    const Slice sl = slice_of(r, d.count, n, es);
+    const size_t off = sl.lo * es;
+    if (xal_status_t s = copy(r, p[r].recv + off, root, p[root].send + off, sl.len * es); s)
+      return s;
+  }
+  if (xal_status_t s = sync_all(); s != XAL_SUCCESS) return s;
+  // Every rank pulls the slices it lacks from their holders (the root's
+  // own slice from the root).
+  for (uint32_t r = 0; r < n; ++r) {
+    if (r == root) continue;
+    for (uint32_t q = 0; q < n; ++q) {
+      if (q == r) continue;
+      const Slice sl = slice_of(q, d.count, n, es);
+      const size_t off = sl.lo * es;
+      if (xal_status_t s = copy(r, p[r].recv + off, q, p[q].recv + off, sl.len * es); s)
+        return s;
+    }
+  }
+  return XAL_SUCCESS;
+}
+
 xal_status_t Clique::run_alltoall(const CollDesc& d, const std::vector<Part>& p) {
   const uint32_t n = size();
   const size_t bytes = d.count * common::dtype_size(d.dtype);
@@ -222,9 +254,7 @@ xal_status_t Clique::run(const CollDesc& d, const std::vector<Part>& p) {
       s = run_reduce(d, p);
       break;
     case CollKind::kBroadcast:
-      for (uint32_t r = 0; r < n && s == XAL_SUCCESS; ++r) {
-        s = copy(r, p[r].recv, d.root, p[d.root].send, bytes);
-      }
+      s = run_broadcast(d, p);
       break;
     case CollKind::kAllgather:
       for (uint32_t r = 0; r < n && s == XAL_SUCCESS; ++r) {

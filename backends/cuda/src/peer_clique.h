@@ -105,6 +105,7 @@ class Clique {
   xal_status_t run(const common::CollDesc& d, const std::vector<Part>& p);
   xal_status_t run_allreduce(const common::CollDesc& d, const std::vector<Part>& p);
   xal_status_t run_reduce(const common::CollDesc& d, const std::vector<Part>& p);
+  xal_status_t run_broadcast(const common::CollDesc& d, const std::vector<Part>& p);
   xal_status_t reduce_slices(const common::CollDesc& d, const std::vector<Part>& p,
                              const std::vector<xal_devptr_t>& acc);
   xal_status_t run_alltoall(const common::CollDesc& d, const std::vector<Part>& p);
