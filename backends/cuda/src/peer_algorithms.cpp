@@ -148,15 +148,14 @@ xal_status_t Clique::reduce_slices(const CollDesc& d, const std::vector<Part>& p
   return sync_all();
 }
 
-xal_status_t Clique::run_allreduce(const CollDesc& d, const std::vector<Part>& p) {
+// Every rank but `except` pulls slice q of the recv buffers from rank q,
+// for every other q (the all-gather of the sliced algorithms).
+xal_status_t Clique::gather_slices(const CollDesc& d, const std::vector<Part>& p,
+                                   uint32_t except) {
   const uint32_t n = size();
   const size_t es = common::dtype_size(d.dtype);
-  // Slice r lands in its place in rank r's recv.
-  std::vector<xal_devptr_t> acc(n);
-  for (uint32_t r = 0; r < n; ++r) acc[r] = p[r].recv + slice_of(r, d.count, n, es).lo * es;
-  if (xal_status_t s = reduce_slices(d, p, acc); s != XAL_SUCCESS) return s;
-  // Every rank pulls each slice from its owner.
   for (uint32_t r = 0; r < n; ++r) {
+    if (r == except) continue;
     for (uint32_t q = 0; q < n; ++q) {
       if (q == r) continue;
       const Slice sl = slice_of(q, d.count, n, es);
@@ -166,6 +165,16 @@ xal_status_t Clique::run_allreduce(const CollDesc& d, const std::vector<Part>& p
     }
   }
   return XAL_SUCCESS;
+}
+
+xal_status_t Clique::run_allreduce(const CollDesc& d, const std::vector<Part>& p) {
+  const uint32_t n = size();
+  const size_t es = common::dtype_size(d.dtype);
+  // Slice r lands in its place in rank r's recv.
+  std::vector<xal_devptr_t> acc(n);
+  for (uint32_t r = 0; r < n; ++r) acc[r] = p[r].recv + slice_of(r, d.count, n, es).lo * es;
+  if (xal_status_t s = reduce_slices(d, p, acc); s != XAL_SUCCESS) return s;
+  return gather_slices(d, p, n);  // every rank pulls each slice from its owner
 }
 
 xal_status_t Clique::run_reduce(const CollDesc& d, const std::vector<Part>& p) {
@@ -209,19 +218,9 @@ xal_status_t Clique::run_broadcast(const CollDesc& d, const std::vector<Part>& p
       return s;
   }
   if (xal_status_t s = sync_all(); s != XAL_SUCCESS) return s;
-  // Every rank pulls the slices it lacks from their holders (the root's
-  // own slice from the root).
-  for (uint32_t r = 0; r < n; ++r) {
-    if (r == root) continue;
-    for (uint32_t q = 0; q < n; ++q) {
-      if (q == r) continue;
-      const Slice sl = slice_of(q, d.count, n, es);
-      const size_t off = sl.lo * es;
-      if (xal_status_t s = copy(r, p[r].recv + off, q, p[q].recv + off, sl.len * es); s)
-        return s;
-    }
-  }
-  return XAL_SUCCESS;
+  // Every other rank pulls the slices it lacks from their holders (the
+  // root's own slice from the root).
+  return gather_slices(d, p, root);
 }
 
 xal_status_t Clique::run_alltoall(const CollDesc& d, const std::vector<Part>& p) {

@@ -108,6 +108,8 @@ class Clique {
   xal_status_t run_broadcast(const common::CollDesc& d, const std::vector<Part>& p);
   xal_status_t reduce_slices(const common::CollDesc& d, const std::vector<Part>& p,
                              const std::vector<xal_devptr_t>& acc);
+  xal_status_t gather_slices(const common::CollDesc& d, const std::vector<Part>& p,
+                             uint32_t except);
   xal_status_t run_alltoall(const common::CollDesc& d, const std::vector<Part>& p);
   xal_status_t scratch(uint32_t rank, size_t bytes, xal_devptr_t* out);
   xal_status_t copy(uint32_t to, xal_devptr_t dst, uint32_t from, xal_devptr_t src,
