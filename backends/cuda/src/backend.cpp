@@ -5,6 +5,21 @@
 #include "nvml_loader.h"
 #include "status_map.h"
 
+namespace {
+
+// The message of the calling thread's last error (last_error_message()).
+thread_local std::string t_last_message;
+
+void record(const xal_backend_services_t* services, xal_status_t status, int64_t code,
+            const char* name, const std::string& message) {
+  t_last_message = message;
+  if (services != nullptr && services->set_error != nullptr) {
+    services->set_error(status, code, name, message.c_str());
+  }
+}
+
+}  // namespace
+
 xal_backend_s::~xal_backend_s() = default;
 
 xal_status_t xal_backend_s::fail(CUresult result, const char* call,
@@ -52,18 +67,14 @@ xal_backend_s::Failure xal_backend_s::describe_failure(CUresult result,
 }
 
 xal_status_t xal_backend_s::report(const Failure& failure) const {
-  if (services != nullptr && services->set_error != nullptr) {
-    services->set_error(failure.status, static_cast<int64_t>(failure.result),
-                        failure.name, failure.message.c_str());
-  }
+  record(services, failure.status, static_cast<int64_t>(failure.result), failure.name,
+         failure.message);
   return failure.status;
 }
 
 xal_status_t xal_backend_s::error(xal_status_t status,
                                   const std::string& message) const {
-  if (services != nullptr && services->set_error != nullptr) {
-    services->set_error(status, 0, nullptr, message.c_str());
-  }
+  record(services, status, 0, nullptr, message);
   return status;
 }
 
@@ -94,10 +105,7 @@ xal_status_t xal_bdevice_s::check_health() {
                         " has a sticky error (" + name +
                         "); call xal_device_reset. First report: " +
                         sticky_message;
-  if (backend->services != nullptr && backend->services->set_error) {
-    backend->services->set_error(sticky_status, sticky_result, name,
-                                 message.c_str());
-  }
+  record(backend->services, sticky_status, sticky_result, name, message);
   return sticky_status;
 }
 
@@ -112,6 +120,8 @@ void xal_bdevice_s::mark_unhealthy(CUresult result, xal_status_t status,
 }
 
 namespace xal::cuda {
+
+const std::string& last_error_message() { return t_last_message; }
 
 xal_status_t stale_object(const xal_backend_s* backend, const char* what) {
   return backend->error(XAL_ERROR_INVALID_HANDLE,

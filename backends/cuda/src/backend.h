@@ -175,6 +175,11 @@ namespace xal::cuda {
 // The status of the calling entry for an object made before the last reset.
 xal_status_t stale_object(const xal_backend_s* backend, const char* what);
 
+// The message of the last error the calling thread recorded through this
+// plugin ("" if none): for work that fails where no caller sees the error
+// (a collective run in a host function).
+const std::string& last_error_message();
+
 // Wraps an entry body: exceptions become statuses with a message (the
 // shared barrier of backends/support, with the CUDA backend's wording).
 template <typename Fn>

@@ -122,7 +122,9 @@ void Clique::arrive(uint32_t rank, uint64_t seq, const common::CollDesc& desc,
       const xal_status_t s = run(call.desc, call.parts);
       lock.lock();
       if (s != XAL_SUCCESS) {
-        fail_locked(s, std::string(common::coll_name(desc.kind)) + " failed on the device");
+        const std::string& why = last_error_message();
+        fail_locked(s, std::string(common::coll_name(desc.kind)) + " failed on the device" +
+                           (why.empty() ? "" : ": " + why));
       }
     } else if (call.mismatch && error_ == XAL_SUCCESS) {
       fail_locked(XAL_ERROR_COLLECTIVE_MISMATCH,

@@ -292,6 +292,42 @@ TEST_F(CudaPeerComm, PartThatCannotBeQueuedBreaksTheCommunicator) {
   table_->mem_free(dev1_, b);
 }
 
+// A device reset takes the communicator's streams and scratch memory with
+// the old context: the next call breaks the communicator with an error
+// (as NCCL's must be made again after a reset), without a crash or a hang,
+// and it is destroyed cleanly.
+TEST_F(CudaPeerComm, DeviceResetBreaksTheCommunicatorCleanly) {
+  make_comms(2000);
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS) << last_error().message;
+  xal_bstream_t* s0 = nullptr;
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &s0), XAL_SUCCESS) << last_error().message;
+  xal_devptr_t a = alloc(dev0_, 64);
+  xal_devptr_t b = alloc(dev1_, 64);
+  const xal_status_t q0 =
+      table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, s0);
+  const xal_status_t q1 =
+      table_->allreduce(comms_[1], b, b, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_);
+  EXPECT_EQ(q0, XAL_SUCCESS);
+  EXPECT_EQ(q1, XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(s0), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
+  EXPECT_NE(async_error(0), XAL_SUCCESS);
+  EXPECT_NE(async_error(1), XAL_SUCCESS);
+  EXPECT_NE(table_->allreduce(comms_[1], b, b, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_SUCCESS);
+  // The cause, found in a host function, is in the message.
+  EXPECT_NE(last_error().message.find("failed on the device: cuda: the stream was invalidated "
+                                      "by xal_device_reset"),
+            std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(table_->comm_destroy(comms_[0]), XAL_SUCCESS);
+  EXPECT_EQ(table_->comm_destroy(comms_[1]), XAL_SUCCESS);
+  comms_[0] = comms_[1] = nullptr;
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+  EXPECT_EQ(table_->stream_destroy(s0), XAL_SUCCESS);
+}
+
 TEST_F(CudaPeerComm, BadInputIsRefusedWithAMessage) {
   xal_devptr_t a = alloc(dev0_, 64);
   EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
