@@ -20,8 +20,9 @@
 //   alltoall        every send buffer to scratch first (a rank's recv may be
 //                   its send), then every rank pulls its blocks.
 //
-// In place (send == recv) is allowed for every kind: no step writes a part
-// of a buffer that a later or concurrent step of another rank reads.
+// In place (send == recv; for allgather send = recv + rank * count, for
+// reduce_scatter recv = send + rank * count) works for every kind: no step
+// writes a part of a buffer that a later or concurrent step reads.
 #include <algorithm>
 
 #include "entries.h"
@@ -36,8 +37,9 @@ namespace {
 using common::CollDesc;
 using common::CollKind;
 
-// Slice r of an allreduce of `count` elements over n ranks: elements
-// [lo, lo + len), slices aligned to 256 bytes.
+// Slice r of a sliced collective (allreduce, reduce, broadcast) of `count`
+// elements over n ranks: elements [lo, lo + len), aligned to 256 bytes;
+// the last slices may be short or empty.
 struct Slice {
   size_t lo = 0;
   size_t len = 0;
