@@ -53,9 +53,19 @@ const char* coll_name(CollKind kind) {
 }
 
 xal_status_t check_coll_dtype_op(const CollDesc& d, std::string* why) {
-  const bool reduces = d.kind == CollKind::kAllreduce || d.kind == CollKind::kReduce ||
-                       d.kind == CollKind::kReduceScatter;
-  return check_dtype_op(d.dtype, reduces ? d.op : XAL_OP_SUM, why);
+  return check_dtype_op(d.dtype, uses_op(d.kind) ? d.op : XAL_OP_SUM, why);
+}
+
+std::string coll_difference(const CollDesc& b, const CollDesc& a) {
+  if (b.kind != a.kind) return std::string("operation ") + coll_name(b.kind) + " vs " + coll_name(a.kind);
+  if (b.count != a.count) return "count " + std::to_string(b.count) + " vs " + std::to_string(a.count);
+  if (b.dtype != a.dtype) return std::string("dtype ") + dtype_name(b.dtype) + " vs " + dtype_name(a.dtype);
+  if (uses_op(a.kind) && b.op != a.op) return std::string("op ") + op_name(b.op) + " vs " + op_name(a.op);
+  if (uses_root(a.kind) && b.root != a.root)
+    return "root " + std::to_string(b.root) + " vs " + std::to_string(a.root);
+  if (a.op == XAL_OP_AVG && b.avg_divisor != a.avg_divisor)
+    return "avg divisor " + std::to_string(b.avg_divisor) + " vs " + std::to_string(a.avg_divisor);
+  return {};
 }
 
 size_t coll_in_elements(const CollDesc& d, uint32_t rank, uint32_t n) {
@@ -115,17 +125,8 @@ void Rendezvous::check_usable(CollKind kind) const {
 }
 
 std::string Rendezvous::describe_mismatch() const {
-  const CollDesc& a = parts_[0].desc;
   for (uint32_t r = 1; r < size_; ++r) {
-    const CollDesc& b = parts_[r].desc;
-    std::string what;
-    if (b.kind != a.kind) what = std::string("operation ") + coll_name(b.kind) + " vs " + coll_name(a.kind);
-    else if (b.count != a.count) what = "count " + std::to_string(b.count) + " vs " + std::to_string(a.count);
-    else if (b.dtype != a.dtype) what = std::string("dtype ") + dtype_name(b.dtype) + " vs " + dtype_name(a.dtype);
-    else if (uses_op(a.kind) && b.op != a.op) what = std::string("op ") + op_name(b.op) + " vs " + op_name(a.op);
-    else if (uses_root(a.kind) && b.root != a.root) what = "root " + std::to_string(b.root) + " vs " + std::to_string(a.root);
-    else if (a.op == XAL_OP_AVG && b.avg_divisor != a.avg_divisor)
-      what = "avg divisor " + std::to_string(b.avg_divisor) + " vs " + std::to_string(a.avg_divisor);
+    const std::string what = coll_difference(parts_[r].desc, parts_[0].desc);
     if (!what.empty())
       return "ranks disagree: rank " + std::to_string(r) + " called with " + what + " of rank 0";
   }

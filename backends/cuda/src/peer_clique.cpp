@@ -9,15 +9,6 @@
 
 namespace xal::cuda {
 
-namespace {
-
-bool same_call(const common::CollDesc& a, const common::CollDesc& b) {
-  return a.kind == b.kind && a.count == b.count && a.dtype == b.dtype && a.op == b.op &&
-         a.root == b.root;
-}
-
-}  // namespace
-
 Clique::Clique(std::vector<xal_bdevice_s*> devices, uint32_t timeout_ms)
     : devices_(std::move(devices)), timeout_ms_(timeout_ms), streams_(devices_.size(), nullptr),
       scratch_(devices_.size()), next_call_(devices_.size(), 0) {}
@@ -109,15 +100,20 @@ void Clique::arrive(uint32_t rank, uint64_t seq, const common::CollDesc& desc,
   Call& call = calls_[seq];
   if (call.parts.empty()) {
     call.desc = desc;
+    call.first = rank;
     call.parts.resize(size());
     call.here.resize(size(), false);
-  } else if (!same_call(call.desc, desc)) {
-    call.mismatch = true;
+  } else if (call.mismatch.empty()) {
+    const std::string what = common::coll_difference(desc, call.desc);
+    if (!what.empty()) {
+      call.mismatch = "rank " + std::to_string(rank) + " called with " + what + " of rank " +
+                      std::to_string(call.first);
+    }
   }
   call.parts[rank] = {send, recv};
   call.here[rank] = true;
   if (++call.arrived == size()) {
-    if (error_ == XAL_SUCCESS && !call.mismatch) {
+    if (error_ == XAL_SUCCESS && call.mismatch.empty()) {
       lock.unlock();
       const xal_status_t s = run(call.desc, call.parts);
       lock.lock();
@@ -126,10 +122,9 @@ void Clique::arrive(uint32_t rank, uint64_t seq, const common::CollDesc& desc,
         fail_locked(s, std::string(common::coll_name(desc.kind)) + " failed on the device" +
                            (why.empty() ? "" : ": " + why));
       }
-    } else if (call.mismatch && error_ == XAL_SUCCESS) {
-      fail_locked(XAL_ERROR_COLLECTIVE_MISMATCH,
-                  std::string("the ranks disagree on call ") + std::to_string(seq) +
-                      " (kind, count, dtype, op or root)");
+    } else if (!call.mismatch.empty() && error_ == XAL_SUCCESS) {
+      fail_locked(XAL_ERROR_COLLECTIVE_MISMATCH, "the ranks disagree on call " +
+                                                     std::to_string(seq) + ": " + call.mismatch);
     }
     call.done = true;
     cv_.notify_all();

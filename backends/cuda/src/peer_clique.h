@@ -87,9 +87,10 @@ class Clique {
     common::CollDesc desc;
     std::vector<Part> parts;
     std::vector<bool> here;  // per rank
+    uint32_t first = 0;      // the rank that came first; desc is its call
     uint32_t arrived = 0;
     uint32_t left = 0;
-    bool mismatch = false;
+    std::string mismatch;    // how a rank's call differs, "" while they agree
     bool done = false;
   };
   struct Scratch {

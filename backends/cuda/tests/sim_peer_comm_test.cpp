@@ -265,6 +265,13 @@ TEST_F(CudaPeerComm, RanksThatDisagreeGetCollectiveMismatch) {
   EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
   EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
   EXPECT_EQ(async_error(0), XAL_ERROR_COLLECTIVE_MISMATCH);
+  // The next call says how they differed (which rank came first varies).
+  EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_ERROR_COLLECTIVE_MISMATCH);
+  EXPECT_NE(last_error().message.find("the ranks disagree on call 0: rank "), std::string::npos)
+      << last_error().message;
+  EXPECT_NE(last_error().message.find(" called with count "), std::string::npos)
+      << last_error().message;
   table_->mem_free(dev0_, a);
   table_->mem_free(dev1_, b);
 }

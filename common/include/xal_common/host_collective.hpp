@@ -62,6 +62,10 @@ inline CollDesc coll_desc(CollKind kind, size_t count, xal_dtype_t dtype, xal_op
 // it).
 xal_status_t check_coll_dtype_op(const CollDesc& desc, std::string* why);
 
+// How call `b` differs from call `a` ("count 8 vs 16"; the op and root only
+// where the collective uses them), "" when the ranks agree.
+std::string coll_difference(const CollDesc& b, const CollDesc& a);
+
 // Elements a rank reads from `in` and writes to `out` for `desc` in a
 // communicator of `n` ranks (0 where the buffer is unused by that rank).
 size_t coll_in_elements(const CollDesc& desc, uint32_t rank, uint32_t n);
