@@ -184,6 +184,8 @@ bool start_backend(Backend& b) {
     b.reason = cat("init returned ", xal_status_name(st), ": ", msg);
     if (code != 0 || !vname.empty())
       b.reason += cat(" (vendor code ", code, vname.empty() ? "" : " ", vname, ")");
+    // What the plugin has been verified on, copied: it may be unloaded.
+    if (b.table->support_note) b.note = b.table->support_note;
     return false;
   }
   b.instance = inst;

@@ -55,11 +55,12 @@ TEST_F(Loader, EveryBrokenPluginIsListedWithItsReason) {
   const std::string list = plugin("testdev") + "," + plugin("notalib") + "," +
                            plugin("noentry") + "," + plugin("major2") + "," +
                            plugin("unavailable") + "," + plugin("oldminor") +
-                           "," + plugin("newminor") + ",nosuch";
+                           "," + plugin("newminor") + "," +
+                           plugin("oldunavailable") + ",nosuch";
   ASSERT_XAL_OK(init(list));
   uint32_t n = 0;
   ASSERT_XAL_OK(xal_backend_count(&n));
-  EXPECT_EQ(n, 8u);
+  EXPECT_EQ(n, 9u);
 
   xal_backend_info_t b{};
   ASSERT_TRUE(find_backend("testdev", &b));
@@ -70,6 +71,7 @@ TEST_F(Loader, EveryBrokenPluginIsListedWithItsReason) {
   EXPECT_STREQ(b.driver_version, "testdev 1");
   EXPECT_EQ(b.flags & XAL_BACKEND_FLAG_SIMULATED, XAL_BACKEND_FLAG_SIMULATED);
   EXPECT_EQ(b.abi_version, XAL_ABI_VERSION);
+  EXPECT_STREQ(b.note, "");  // describe's note (empty), not the table's
 
   ASSERT_TRUE(find_backend("notalib", &b));
   EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
@@ -93,6 +95,8 @@ TEST_F(Loader, EveryBrokenPluginIsListedWithItsReason) {
   EXPECT_TRUE(contains(b.reason, "no testdev device present")) << b.reason;
   EXPECT_TRUE(contains(b.reason, "100")) << b.reason;
   EXPECT_TRUE(contains(b.reason, "TESTDEV_ERROR_NO_DEVICE")) << b.reason;
+  // What the plugin has been verified on is shown even though init failed.
+  EXPECT_STREQ(b.note, "verified on testdev's own tests only");
 
   ASSERT_TRUE(find_backend("oldminor", &b));
   EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED) << b.reason;
@@ -101,6 +105,10 @@ TEST_F(Loader, EveryBrokenPluginIsListedWithItsReason) {
   ASSERT_TRUE(find_backend("newminor", &b));
   EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED) << b.reason;
   EXPECT_EQ(b.abi_version, (1u << 16) | (XAL_ABI_VERSION_MINOR + 3));
+
+  ASSERT_TRUE(find_backend("oldunavailable", &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_UNAVAILABLE);
+  EXPECT_STREQ(b.note, "");  // its table ends before support_note
 
   ASSERT_TRUE(find_backend("nosuch", &b));
   EXPECT_EQ(b.state, XAL_BACKEND_STATE_UNAVAILABLE);
@@ -189,7 +197,8 @@ TEST_F(Loader, ScanningFindsEveryPluginSortedByName) {
       "libxal_backend_major2.so",  "libxal_backend_minimal.so",
       "libxal_backend_newminor.so",
       "libxal_backend_noentry.so", "libxal_backend_notalib.so",
-      "libxal_backend_oldminor.so", "libxal_backend_probe.so",
+      "libxal_backend_oldminor.so", "libxal_backend_oldunavailable.so",
+      "libxal_backend_probe.so",
       "libxal_backend_testdev.so",  "libxal_backend_testdev2.so",
       "libxal_backend_tiny.so",     "libxal_backend_unavailable.so"};
   EXPECT_EQ(ours, expected);

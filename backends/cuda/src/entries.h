@@ -12,6 +12,11 @@
 
 namespace xal::cuda {
 
+// What this backend has been run on: the table's support_note (shown when
+// init fails) and the start of describe's note.
+inline constexpr char kSupportNote[] =
+    "verified on a simulated driver only, not yet on NVIDIA hardware";
+
 // device.cpp
 xal_status_t init_devices(xal_backend_t* backend);
 xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);

@@ -150,7 +150,7 @@ xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
                         version_text(backend->driver_version));
     out->flags = backend->driver.simulated() ? XAL_BACKEND_FLAG_SIMULATED : 0u;
     // What this backend has been run on, first so that it is never cut.
-    std::string note = "verified on a simulated driver only, not yet on NVIDIA hardware";
+    std::string note = kSupportNote;
     if (!backend->note.empty()) note += "; " + backend->note;
     if (!kernels_embedded()) {
       note += "; no embedded kernels";
@@ -199,6 +199,7 @@ const void* get_extension(xal_backend_t* backend, const char* name) {
 const xal_backend_table_t kTable = {
     XAL_CUDA_BASE_ENTRIES,
     .get_extension = get_extension,
+    .support_note = kSupportNote,
 };
 
 // With NCCL: native collectives.
@@ -217,6 +218,7 @@ const xal_backend_table_t kTableWithNccl = {
     .reduce_scatter = reduce_scatter,
     .alltoall = alltoall,
     .get_extension = get_extension,
+    .support_note = kSupportNote,
 };
 
 // XAL_CUDA_COLLECTIVES=peer: native collectives over peer copies and the
@@ -236,6 +238,7 @@ const xal_backend_table_t kTableWithPeer = {
     .reduce_scatter = peer_reduce_scatter,
     .alltoall = peer_alltoall,
     .get_extension = get_extension,
+    .support_note = kSupportNote,
 };
 
 // XAL_CUDA_COLLECTIVES: "auto" (default): NCCL when present, else the

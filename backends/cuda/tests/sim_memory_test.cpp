@@ -33,6 +33,9 @@ TEST_F(CudaSim, DescribeSaysSimulated) {
                 "verified on a simulated driver only, not yet on NVIDIA hardware", 0),
             0u)
       << d.note;
+  // The same words in the table, for xal-info when init fails.
+  EXPECT_STREQ(table_->support_note,
+               "verified on a simulated driver only, not yet on NVIDIA hardware");
 }
 
 TEST_F(CudaSim, PropertiesComeFromTheDriver) {

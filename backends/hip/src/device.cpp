@@ -157,7 +157,7 @@ xal_status_t backend_describe(xal_backend_t* backend,
     note += backend->rccl.available() ? "; RCCL" : "; no RCCL";
     note += backend->smi.available() ? "; rocm-smi" : "; no rocm-smi";
     // What this backend has been run on, first so that it is never cut.
-    note = "verified on a simulated runtime only, not yet on AMD hardware; " + note;
+    note = std::string(kSupportNote) + "; " + note;
     common::copy_string(out->note, note);
     return XAL_SUCCESS;
   });

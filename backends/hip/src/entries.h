@@ -7,6 +7,11 @@
 
 namespace xal::hip {
 
+// What this backend has been run on: the table's support_note (shown when
+// init fails) and the start of describe's note.
+inline constexpr char kSupportNote[] =
+    "verified on a simulated runtime only, not yet on AMD hardware";
+
 // device.cpp
 xal_status_t backend_init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend);

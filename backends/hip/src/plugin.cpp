@@ -15,6 +15,7 @@ constexpr xal_backend_table_t make_table(bool with_collectives) {
   t.abi_minor = XAL_ABI_VERSION_MINOR;
   t.name = "hip";
   t.version = "1.0.0";
+  t.support_note = kSupportNote;
   t.init = backend_init;
   t.shutdown = backend_shutdown;
   t.describe = backend_describe;

@@ -22,6 +22,9 @@ TEST_F(HipPlugin, DescribesItselfAsSimulated) {
                 "verified on a simulated runtime only, not yet on AMD hardware", 0),
             0u)
       << d.note;
+  // The same words in the table, for xal-info when init fails.
+  EXPECT_STREQ(table_->support_note,
+               "verified on a simulated runtime only, not yet on AMD hardware");
   EXPECT_NE(std::string(d.driver_version).find("HIP 5.2"), std::string::npos)
       << d.driver_version;
   uint32_t count = 0;

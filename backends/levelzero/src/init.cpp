@@ -239,7 +239,7 @@ xal_status_t backend_describe(xal_backend_t* backend,
     }
     note += "; collectives through the core (oneCCL has no C API)";
     // What this backend has been run on, first so that it is never cut.
-    note = "verified on a simulated loader only, not yet on Intel hardware; " + note;
+    note = std::string(kSupportNote) + "; " + note;
     common::copy_string(out->note, note);
     return XAL_SUCCESS;
   });

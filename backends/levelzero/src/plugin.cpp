@@ -13,6 +13,7 @@ constexpr xal_backend_table_t make_table() {
   t.abi_minor = XAL_ABI_VERSION_MINOR;
   t.name = "levelzero";
   t.version = "1.0.0";
+  t.support_note = kSupportNote;
   t.init = backend_init;
   t.shutdown = backend_shutdown;
   t.describe = backend_describe;

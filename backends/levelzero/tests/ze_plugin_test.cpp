@@ -33,6 +33,9 @@ TEST_F(ZePlugin, DescribesItselfAsSimulated) {
                 "verified on a simulated loader only, not yet on Intel hardware", 0),
             0u)
       << d.note;
+  // The same words in the table, for xal-info when init fails.
+  EXPECT_STREQ(table_->support_note,
+               "verified on a simulated loader only, not yet on Intel hardware");
   EXPECT_NE(std::string(d.driver_version).find("Level Zero 1.4"), std::string::npos)
       << d.driver_version;
   uint32_t count = 0;

@@ -7,6 +7,11 @@
 
 namespace xal::opencl {
 
+// What this backend has been run on: the table's support_note (shown when
+// init fails) and the start of describe's note.
+inline constexpr char kSupportNote[] =
+    "verified on PoCL (CPU) only, not yet on a GPU driver";
+
 // plugin.cpp: lifecycle and devices
 xal_status_t backend_init(const xal_backend_init_args_t* args, xal_backend_t** out_backend);
 xal_status_t backend_shutdown(xal_backend_t* backend);

@@ -211,7 +211,7 @@ xal_status_t backend_describe(xal_backend_t* backend, xal_backend_describe_t* ou
     common::copy_string(out->driver_version, driver);
     out->flags = 0;  // real drivers only
     // What this backend has been run on, first so that it is never cut.
-    std::string note = "verified on PoCL (CPU) only, not yet on a GPU driver";
+    std::string note = kSupportNote;
     for (const Platform& p : backend->platforms) {
       note += "; " + p.name + " (" + p.version + ")";
     }

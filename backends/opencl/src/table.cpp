@@ -11,6 +11,7 @@ xal_backend_table_t make_table() {
   t.abi_minor = XAL_ABI_VERSION_MINOR;
   t.name = "opencl";
   t.version = "1.0.0";
+  t.support_note = kSupportNote;
   t.init = backend_init;
   t.shutdown = backend_shutdown;
   t.describe = backend_describe;

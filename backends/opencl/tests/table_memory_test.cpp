@@ -30,6 +30,9 @@ TEST_F(OpenclDevice, DescribeAndProperties) {
   EXPECT_EQ(std::string(d.note).rfind("verified on PoCL (CPU) only, not yet on a GPU driver", 0),
             0u)
       << d.note;
+  // The same words in the table, for xal-info when init fails.
+  EXPECT_STREQ(t->support_note,
+               "verified on PoCL (CPU) only, not yet on a GPU driver");
   EXPECT_EQ(d.flags & XAL_BACKEND_FLAG_SIMULATED, 0u);
 
   uint32_t count = 0;

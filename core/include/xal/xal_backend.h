@@ -245,6 +245,15 @@ struct xal_backend_table_t {
    * "xal_fault_control_v1" of the fault backend), or NULL. */
   const void* (*get_extension)(xal_backend_t* backend, const char* name);
 
+  /* --- added after 1.0 (optional) ------------------------------------- */
+  /* What the plugin has been verified on, e.g. "verified on a simulated
+   * driver only, not yet on NVIDIA hardware"; NULL when it says nothing.
+   * A static string, read before init: the core copies it into
+   * xal_backend_info_t.note when init fails, so that a machine without the
+   * driver still shows it (after a successful init, describe's note, which
+   * should begin with the same words, is shown instead). */
+  const char* support_note;
+
   /* New entries go here, at the end, with a minor version bump. */
 };
 

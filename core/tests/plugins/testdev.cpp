@@ -341,6 +341,7 @@ xal_backend_table_t make_table() {
   t.init = td_init;
   t.shutdown = td_shutdown;
   t.describe = td_describe;
+  t.support_note = "verified on testdev's own tests only";
   t.device_count = td_device_count;
   t.device_get = td_device_get;
   t.device_get_properties = td_props;
