@@ -18,7 +18,7 @@ Labels device_labels(const DeviceSnapshot& d) {
   const xal_device_properties_t& p = d.props;
   return {{"backend", p.backend},
           {"device", std::to_string(d.index)},
-          {"uuid", telemetry::format_uuid(p.uuid)},
+          {"uuid", tools::format_uuid(p.uuid)},
           {"name", p.name},
           {"partition",
            p.parent_index >= 0 ? std::to_string(p.parent_index) : ""},
@@ -188,7 +188,7 @@ std::string render_exposition(const telemetry::Snapshot& snap,
                 "A backend xal considered; the value is always 1.",
                 {{"backend", b.name},
                  {"version", b.version},
-                 {"state", telemetry::backend_state_name(b.state)},
+                 {"state", tools::backend_state_label(b.state)},
                  {"driver_version", b.driver_version}},
                 1);
   }

@@ -15,6 +15,7 @@
 #include "exposition.hpp"
 #include "server.hpp"
 #include "snapshot.hpp"
+#include "tool_support.hpp"
 #include "xal/xal.h"
 
 namespace {
@@ -23,16 +24,7 @@ struct Options {
   xal::exporter::ServeOptions serve;
   bool once = false;
   std::vector<uint32_t> devices;
-  std::string backend;
-  std::string backend_path;
-};
-
-// Shuts xal down when it goes out of scope.
-struct XalSession {
-  XalSession() = default;
-  XalSession(const XalSession&) = delete;
-  XalSession& operator=(const XalSession&) = delete;
-  ~XalSession() { xal_shutdown(); }
+  xal::tools::BackendOptions load;
 };
 
 // One exposition of the devices in `devices` (all when empty).
@@ -47,19 +39,8 @@ std::string scrape(const std::vector<uint32_t>& devices) {
 
 int run(const Options& opt) {
   if (!opt.once) xal::exporter::block_stop_signals();
-  xal_init_options_t init{};
-  init.struct_size = sizeof(init);
-  init.backends = opt.backend.empty() ? nullptr : opt.backend.c_str();
-  init.backend_path =
-      opt.backend_path.empty() ? nullptr : opt.backend_path.c_str();
-  init.validation = -1;
-  const xal_status_t status = xal_init(&init);
-  if (status != XAL_SUCCESS) {
-    std::cerr << "xal-exporter: xal_init failed: "
-              << xal::telemetry::last_error_text(status) << '\n';
-    return 1;
-  }
-  XalSession session;
+  const xal::tools::Session session("xal-exporter", opt.load, std::cerr);
+  if (!session.ok()) return 1;
 
   // Fails early (bad --device, broken backend) rather than on first scrape.
   const std::string first = scrape(opt.devices);
@@ -90,14 +71,8 @@ int main(int argc, char** argv) {
                  "node_exporter's textfile collector)");
     app.add_option("--device,-d", opt.devices,
                    "Export only device N (global index; repeatable)");
-    app.add_option("--backend", opt.backend,
-                   "Load only this backend (a name or path, as XAL_BACKENDS)");
-    app.add_option("--backend-path", opt.backend_path,
-                   "Extra plugin folders, ':'-separated (as XAL_BACKEND_PATH)");
-    app.set_version_flag("--version",
-                         std::string("xal-exporter, ABI ") +
-                             std::to_string(XAL_ABI_VERSION_MAJOR) + "." +
-                             std::to_string(XAL_ABI_VERSION_MINOR));
+    xal::tools::add_backend_options(app, opt.load);
+    xal::tools::add_version_flag(app, "xal-exporter");
     CLI11_PARSE(app, argc, argv);
     return run(opt);
   } catch (const std::bad_alloc&) {

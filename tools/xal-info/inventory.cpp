@@ -1,38 +1,13 @@
 #include "inventory.hpp"
 
-#include <array>
-#include <cstdio>
-#include <stdexcept>
 #include <utility>
 
+#include "tool_support.hpp"
+
 namespace xal::info {
-namespace {
 
-void check(xal_status_t status, const std::string& what) {
-  if (status != XAL_SUCCESS) {
-    throw std::runtime_error(what + " failed: " + last_error_text(status));
-  }
-}
-
-}  // namespace
-
-std::string last_error_text(xal_status_t status) {
-  xal_error_info_t error{};
-  error.struct_size = sizeof(error);
-  std::string text = xal_status_name(status);
-  if (xal_last_error(&error) == XAL_SUCCESS && error.message[0] != '\0') {
-    text += ": ";
-    text += error.message;
-    if (error.vendor_code != 0) {
-      text += " (vendor code " + std::to_string(error.vendor_code);
-      if (error.vendor_name[0] != '\0') {
-        text += std::string(" ") + error.vendor_name;
-      }
-      text += ")";
-    }
-  }
-  return text;
-}
+using tools::check;
+using tools::last_error_text;
 
 Inventory collect_inventory() {
   Inventory inv;
@@ -91,19 +66,6 @@ Inventory collect_inventory() {
   return inv;
 }
 
-const char* backend_state_name(uint32_t state) {
-  switch (state) {
-    case XAL_BACKEND_STATE_LOADED:
-      return "LOADED";
-    case XAL_BACKEND_STATE_UNAVAILABLE:
-      return "UNAVAILABLE";
-    case XAL_BACKEND_STATE_FAILED:
-      return "FAILED";
-    default:
-      return "UNKNOWN";
-  }
-}
-
 const char* device_kind_name(uint32_t kind) {
   switch (kind) {
     case XAL_DEVICE_KIND_GPU:
@@ -117,25 +79,6 @@ const char* device_kind_name(uint32_t kind) {
     default:
       return "UNKNOWN";
   }
-}
-
-std::string format_uuid(const uint8_t (&uuid)[16]) {
-  std::string text;
-  text.reserve(36);
-  for (size_t i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) {
-      text += '-';
-    }
-    std::array<char, 3> hex{};
-    std::snprintf(hex.data(), hex.size(), "%02x", uuid[i]);
-    text += hex.data();
-  }
-  return text;
-}
-
-std::string format_abi_version(uint32_t version) {
-  return std::to_string(XAL_ABI_MAJOR(version)) + "." +
-         std::to_string(XAL_ABI_MINOR(version));
 }
 
 std::vector<std::string> capability_names(uint64_t caps) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tool_support.hpp"
 #include "xal/xal.h"
 
 namespace xal::info {
@@ -37,14 +38,8 @@ struct Inventory {
 // Not thread-safe against xal_shutdown.
 Inventory collect_inventory();
 
-// "XAL_ERROR_...: message" for the calling thread's last error.
-std::string last_error_text(xal_status_t status);
-
-// Helpers shared by the renderers.
-const char* backend_state_name(uint32_t state);
+// Helpers for the renderers (the others are in tools/support).
 const char* device_kind_name(uint32_t kind);
-std::string format_uuid(const uint8_t (&uuid)[16]);
-std::string format_abi_version(uint32_t version);
 std::vector<std::string> capability_names(uint64_t caps);
 
 }  // namespace xal::info

@@ -12,40 +12,19 @@
 
 #include "inventory.hpp"
 #include "render.hpp"
+#include "tool_support.hpp"
 #include "xal/xal.h"
 
 namespace {
 
 struct Options {
   bool json = false;
-  std::string backend;
-  std::string backend_path;
-  std::string selector;
-};
-
-// Shuts xal down when it goes out of scope.
-struct XalSession {
-  XalSession() = default;
-  XalSession(const XalSession&) = delete;
-  XalSession& operator=(const XalSession&) = delete;
-  ~XalSession() { xal_shutdown(); }
+  xal::tools::BackendOptions load;
 };
 
 int run(const Options& opt) {
-  xal_init_options_t init{};
-  init.struct_size = sizeof(init);
-  init.backends = opt.backend.empty() ? nullptr : opt.backend.c_str();
-  init.backend_path =
-      opt.backend_path.empty() ? nullptr : opt.backend_path.c_str();
-  init.device_selector = opt.selector.empty() ? nullptr : opt.selector.c_str();
-  init.validation = -1;
-  const xal_status_t status = xal_init(&init);
-  if (status != XAL_SUCCESS) {
-    std::cerr << "xal-info: xal_init failed: "
-              << xal::info::last_error_text(status) << '\n';
-    return 1;
-  }
-  XalSession session;
+  const xal::tools::Session session("xal-info", opt.load, std::cerr);
+  if (!session.ok()) return 1;
 
   const xal::info::Inventory inv = xal::info::collect_inventory();
   if (opt.json) {
@@ -57,18 +36,18 @@ int run(const Options& opt) {
   }
   std::cout.flush();
 
-  if (!opt.backend.empty()) {
+  if (!opt.load.backend.empty()) {
     for (const auto& b : inv.backends) {
       if (b.info.state != XAL_BACKEND_STATE_LOADED) {
         std::cerr << "xal-info: backend '" << b.info.name << "' is "
-                  << xal::info::backend_state_name(b.info.state) << ": "
+                  << xal::tools::backend_state_name(b.info.state) << ": "
                   << (b.info.reason[0] != '\0' ? b.info.reason : "no reason")
                   << '\n';
         return 2;
       }
     }
     if (inv.backends.empty()) {
-      std::cerr << "xal-info: no backend matched '" << opt.backend << "'\n";
+      std::cerr << "xal-info: no backend matched '" << opt.load.backend << "'\n";
       return 2;
     }
   }
@@ -82,18 +61,11 @@ int main(int argc, char** argv) {
     CLI::App app{"xal-info: lists xal's backends and devices"};
     Options opt;
     app.add_flag("--json", opt.json, "Print JSON for scripts");
-    app.add_option("--backend", opt.backend,
-                   "Load only this backend (a name or a path, as "
-                   "XAL_BACKENDS; e.g. mock, fault:mock)");
-    app.add_option("--backend-path", opt.backend_path,
-                   "Extra plugin folders, ':'-separated (as XAL_BACKEND_PATH)");
-    app.add_option("--selector", opt.selector,
+    xal::tools::add_backend_options(app, opt.load);
+    app.add_option("--selector", opt.load.selector,
                    "Device selector, e.g. 'mock:0,1;cuda:*' (as "
                    "XAL_DEVICE_SELECTOR)");
-    app.set_version_flag("--version", std::string("xal-info, ABI ") +
-                                          std::to_string(XAL_ABI_VERSION_MAJOR) +
-                                          "." +
-                                          std::to_string(XAL_ABI_VERSION_MINOR));
+    xal::tools::add_version_flag(app, "xal-info");
     CLI11_PARSE(app, argc, argv);
     return run(opt);
   } catch (const std::bad_alloc&) {

@@ -4,10 +4,15 @@
 #include <sstream>
 #include <string>
 
+#include "tool_support.hpp"
 #include "xal_common/strings.hpp"
 
 namespace xal::info {
 namespace {
+
+using tools::backend_state_name;
+using tools::format_abi_version;
+using tools::format_uuid;
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;

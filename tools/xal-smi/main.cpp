@@ -17,6 +17,7 @@
 
 #include "render.hpp"
 #include "snapshot.hpp"
+#include "tool_support.hpp"
 #include "xal/xal.h"
 
 namespace {
@@ -31,16 +32,7 @@ struct Options {
   bool watch = false;
   uint64_t count = 0;          // 0: until interrupted
   std::vector<uint32_t> devices;
-  std::string backend;
-  std::string backend_path;
-};
-
-// Shuts xal down when it goes out of scope.
-struct XalSession {
-  XalSession() = default;
-  XalSession(const XalSession&) = delete;
-  XalSession& operator=(const XalSession&) = delete;
-  ~XalSession() { xal_shutdown(); }
+  xal::tools::BackendOptions load;
 };
 
 void print_once(const Options& opt, bool tty) {
@@ -71,19 +63,8 @@ void sleep_interruptible(double seconds) {
 }
 
 int run(const Options& opt) {
-  xal_init_options_t init{};
-  init.struct_size = sizeof(init);
-  init.backends = opt.backend.empty() ? nullptr : opt.backend.c_str();
-  init.backend_path =
-      opt.backend_path.empty() ? nullptr : opt.backend_path.c_str();
-  init.validation = -1;
-  const xal_status_t status = xal_init(&init);
-  if (status != XAL_SUCCESS) {
-    std::cerr << "xal-smi: xal_init failed: "
-              << xal::telemetry::last_error_text(status) << '\n';
-    return 1;
-  }
-  XalSession session;
+  const xal::tools::Session session("xal-smi", opt.load, std::cerr);
+  if (!session.ok()) return 1;
 
   const bool tty = isatty(STDOUT_FILENO) == 1;
   if (!opt.watch) {
@@ -121,14 +102,8 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--device,-d", opt.devices,
                    "Show only device N (global index; repeatable)");
-    app.add_option("--backend", opt.backend,
-                   "Load only this backend (a name or path, as XAL_BACKENDS)");
-    app.add_option("--backend-path", opt.backend_path,
-                   "Extra plugin folders, ':'-separated (as XAL_BACKEND_PATH)");
-    app.set_version_flag("--version",
-                         std::string("xal-smi, ABI ") +
-                             std::to_string(XAL_ABI_VERSION_MAJOR) + "." +
-                             std::to_string(XAL_ABI_VERSION_MINOR));
+    xal::tools::add_backend_options(app, opt.load);
+    xal::tools::add_version_flag(app, "xal-smi");
     CLI11_PARSE(app, argc, argv);
 
     opt.watch = app.count("--watch") > 0;

@@ -76,7 +76,7 @@ json device_json(const DeviceSnapshot& d) {
       {"name", p.name},
       {"vendor", p.vendor},
       {"backend", p.backend},
-      {"uuid", telemetry::format_uuid(p.uuid)},
+      {"uuid", tools::format_uuid(p.uuid)},
       {"pci_bus_id", p.pci_bus_id},
       {"parent_index", p.parent_index >= 0 ? json(p.parent_index) : json(nullptr)},
       {"compute_percent", d.compute_percent},
@@ -120,7 +120,7 @@ json render_json(const telemetry::Snapshot& snap, const std::string& when) {
   for (const xal_backend_info_t& b : snap.backends) {
     backends.push_back({{"name", b.name},
                         {"version", b.version},
-                        {"state", telemetry::backend_state_name(b.state)},
+                        {"state", tools::backend_state_label(b.state)},
                         {"status", xal_status_name(b.status)},
                         {"reason", b.reason},
                         {"device_count", b.device_count},
@@ -129,7 +129,7 @@ json render_json(const telemetry::Snapshot& snap, const std::string& when) {
   }
   json devices = json::array();
   for (const DeviceSnapshot& d : snap.devices) devices.push_back(device_json(d));
-  return {{"abi_version", telemetry::format_abi_version(snap.abi_version)},
+  return {{"abi_version", tools::format_abi_version(snap.abi_version)},
           {"time", when},
           {"scope",
            "xal counters and utilization are those of the reading process"},

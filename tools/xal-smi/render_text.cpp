@@ -188,14 +188,14 @@ std::string utc_time_iso() {
 
 void render_text(const telemetry::Snapshot& snap, const std::string& when,
                  std::ostream& out) {
-  out << "xal-smi   ABI " << telemetry::format_abi_version(snap.abi_version)
+  out << "xal-smi   ABI " << tools::format_abi_version(snap.abi_version)
       << "   " << when << '\n';
   out << "Backends:";
   if (snap.backends.empty()) out << " none";
   for (const xal_backend_info_t& b : snap.backends) {
     out << "  " << b.name;
     if (b.version[0] != '\0') out << ' ' << b.version;
-    out << " (" << telemetry::backend_state_name(b.state);
+    out << " (" << tools::backend_state_label(b.state);
     if (b.state == XAL_BACKEND_STATE_LOADED) {
       out << ", " << b.device_count
           << (b.device_count == 1 ? " device" : " devices");

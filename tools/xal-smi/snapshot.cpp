@@ -10,11 +10,8 @@
 namespace xal::telemetry {
 namespace {
 
-void check(xal_status_t status, const std::string& what) {
-  if (status != XAL_SUCCESS) {
-    throw std::runtime_error(what + " failed: " + last_error_text(status));
-  }
-}
+using tools::check;
+using tools::last_error_text;
 
 struct BitName {
   uint64_t bit;
@@ -115,20 +112,6 @@ bool DeviceSnapshot::simulated() const {
          (props.capabilities & XAL_DEVICE_CAP_SIMULATED) != 0;
 }
 
-std::string last_error_text(xal_status_t status) {
-  xal_error_info_t error{};
-  error.struct_size = sizeof(error);
-  std::string text = xal_status_name(status);
-  if (xal_last_error(&error) == XAL_SUCCESS && error.message[0] != '\0') {
-    text += ": ";
-    text += error.message;
-    if (error.vendor_code != 0) {
-      text += " (vendor code " + std::to_string(error.vendor_code) + ")";
-    }
-  }
-  return text;
-}
-
 Snapshot take_snapshot(const std::vector<uint32_t>& only) {
   Snapshot snap;
   snap.abi_version = xal_abi_version();
@@ -184,36 +167,6 @@ const char* health_name(uint32_t state) {
     default:
       return "unknown";
   }
-}
-
-const char* backend_state_name(uint32_t state) {
-  switch (state) {
-    case XAL_BACKEND_STATE_LOADED:
-      return "loaded";
-    case XAL_BACKEND_STATE_UNAVAILABLE:
-      return "unavailable";
-    case XAL_BACKEND_STATE_FAILED:
-      return "failed";
-    default:
-      return "unknown";
-  }
-}
-
-std::string format_uuid(const uint8_t (&uuid)[16]) {
-  std::string out;
-  out.reserve(36);
-  std::array<char, 3> hex{};
-  for (size_t i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    std::snprintf(hex.data(), hex.size(), "%02x", uuid[i]);
-    out += hex.data();
-  }
-  return out;
-}
-
-std::string format_abi_version(uint32_t version) {
-  return std::to_string(XAL_ABI_MAJOR(version)) + "." +
-         std::to_string(XAL_ABI_MINOR(version));
 }
 
 }  // namespace xal::telemetry

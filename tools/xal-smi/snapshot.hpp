@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tool_support.hpp"
 #include "xal/xal.h"
 
 namespace xal::telemetry {
@@ -53,20 +54,10 @@ struct Snapshot {
 // detail. Thread-safe as the ABI is (any thread), not against xal_shutdown.
 Snapshot take_snapshot(const std::vector<uint32_t>& only = {});
 
-// "XAL_ERROR_...: message" from the calling thread's last error.
-std::string last_error_text(xal_status_t status);
-
 // Names of the XAL_METRIC_* bits set in `valid` ("utilization", ...).
 std::vector<std::string> metric_bit_names(uint64_t valid);
 
 // "ok", "degraded", "error", "lost" (or "unknown").
 const char* health_name(uint32_t state);
-const char* backend_state_name(uint32_t state);
-
-// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
-std::string format_uuid(const uint8_t (&uuid)[16]);
-
-// "1.0" from major<<16|minor.
-std::string format_abi_version(uint32_t version);
 
 }  // namespace xal::telemetry

@@ -1,0 +1,71 @@
+// What the command-line tools (xal-info, xal-smi, xal-exporter) share: the
+// options that choose backends, an xal session, error text and formatting.
+// Everything here uses the public ABI only.
+#ifndef XAL_TOOLS_SUPPORT_TOOL_SUPPORT_HPP_
+#define XAL_TOOLS_SUPPORT_TOOL_SUPPORT_HPP_
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "xal/xal.h"
+
+namespace xal::tools {
+
+// Which backends to load; empty strings leave it to the environment
+// (XAL_BACKENDS, XAL_BACKEND_PATH, XAL_DEVICE_SELECTOR).
+struct BackendOptions {
+  std::string backend;
+  std::string backend_path;
+  std::string selector;
+};
+
+// Adds --backend and --backend-path (not --selector) to `app`, writing
+// into `opt`, which must outlive the parse.
+void add_backend_options(CLI::App& app, BackendOptions& opt);
+
+// Sets --version to print "<tool>, ABI <major>.<minor>".
+void add_version_flag(CLI::App& app, const std::string& tool);
+
+// xal_init with `opt` (validation off, as a tool only reads), and
+// xal_shutdown when it goes out of scope. Not copyable; one at a time per
+// process, as xal_init is.
+class Session {
+ public:
+  // When xal_init fails, ok() is false and `err` has a line
+  // "<tool>: xal_init failed: <last_error_text>".
+  Session(const std::string& tool, const BackendOptions& opt, std::ostream& err);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool ok() const { return ok_; }
+
+ private:
+  bool ok_ = false;
+};
+
+// "XAL_ERROR_...: message (vendor code N NAME)" from the calling thread's
+// last error; the status name alone when there is no message.
+std::string last_error_text(xal_status_t status);
+
+// Throws std::runtime_error "<what> failed: <last_error_text>" unless
+// `status` is XAL_SUCCESS.
+void check(xal_status_t status, const std::string& what);
+
+// "LOADED", "UNAVAILABLE", "FAILED" (or "UNKNOWN").
+const char* backend_state_name(uint32_t state);
+
+// The same in lower case ("loaded", ...), for JSON values and labels.
+std::string backend_state_label(uint32_t state);
+
+// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+std::string format_uuid(const uint8_t (&uuid)[16]);
+
+// "1.0" from major<<16|minor.
+std::string format_abi_version(uint32_t version);
+
+}  // namespace xal::tools
+
+#endif  // XAL_TOOLS_SUPPORT_TOOL_SUPPORT_HPP_
