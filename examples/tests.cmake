@@ -87,4 +87,25 @@ if(XAL_BUILD_TESTS AND TARGET xal_example_collectives_check AND TARGET xal_backe
       ENVIRONMENT_MODIFICATION
         "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_cuda>;XAL_CUDA_DRIVER=set:$<TARGET_FILE:xalsim_cuda>;XALSIM_CUDA_DEVICES=set:3;XALSIM_CUDA_MEMORY=set:1GiB;XAL_CUDA_NVML=set:off;XAL_CUDA_HOST_FUNCS=unset:;XAL_CUDA_COLLECTIVES=set:peer;${_xal_cc_env}")
   endif()
+  # The CUDA plugin's NCCL entries on the simulated NCCL: three CUDA devices
+  # alone (native), and two with a mock card (a native group of the core's
+  # hierarchical path).
+  if(TARGET xal_backend_cuda AND TARGET xalsim_nccl)
+    add_test(NAME example_collectives_check_cuda_sim_nccl_native
+             COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                     "-DEXPECT=path 0 \\(native collectives of backend cuda\\);3 ranks, [0-9]+ checks, 0 mismatches;collectives_check: OK"
+                     -P "${CMAKE_CURRENT_LIST_FILE}")
+    set_tests_properties(example_collectives_check_cuda_sim_nccl_native PROPERTIES
+      LABELS "examples;integration;cuda;simulation" TIMEOUT 180
+      ENVIRONMENT_MODIFICATION
+        "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_cuda>;XAL_CUDA_DRIVER=set:$<TARGET_FILE:xalsim_cuda>;XALSIM_CUDA_DEVICES=set:3;XALSIM_CUDA_MEMORY=set:1GiB;XAL_CUDA_NVML=set:off;XAL_CUDA_NCCL=set:$<TARGET_FILE:xalsim_nccl>;${_xal_cc_env}")
+    add_test(NAME example_collectives_check_cuda_sim_nccl
+             COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                     "-DEXPECT=native groups: cuda \\(2 ranks\\);3 ranks, [0-9]+ checks, 0 mismatches;collectives_check: OK"
+                     -P "${CMAKE_CURRENT_LIST_FILE}")
+    set_tests_properties(example_collectives_check_cuda_sim_nccl PROPERTIES
+      LABELS "examples;integration;cuda;simulation" TIMEOUT 180
+      ENVIRONMENT_MODIFICATION
+        "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_cuda>,$<TARGET_FILE:xal_backend_mock>;XAL_MOCK_DEVICES=set:1*a100-40g;XAL_CUDA_DRIVER=set:$<TARGET_FILE:xalsim_cuda>;XALSIM_CUDA_DEVICES=set:2;XALSIM_CUDA_MEMORY=set:1GiB;XAL_CUDA_NVML=set:off;XAL_CUDA_NCCL=set:$<TARGET_FILE:xalsim_nccl>;${_xal_cc_env}")
+  endif()
 endif()

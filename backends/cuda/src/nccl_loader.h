@@ -29,6 +29,9 @@ class Nccl {
   static std::unique_ptr<Nccl> open(const std::string& path,
                                     std::string* out_reason);
   int version() const { return version_; }
+  // True for the tests' simulated NCCL (backends/cuda/testing), which runs
+  // on the simulated driver only, as the real NCCL runs on a real one only.
+  bool simulated() const { return simulated_; }
 
 #define XAL_NCCL_MEMBER(name, ret, params) ret(*name) params = nullptr;
   XAL_NCCL_SYMBOLS(XAL_NCCL_MEMBER)
@@ -38,6 +41,11 @@ class Nccl {
   Nccl() = default;
   void* library_ = nullptr;
   int version_ = 0;
+  bool simulated_ = false;
 };
+
+// Why `nccl` cannot serve a driver that is (or is not) simulated; empty
+// when it can.
+std::string nccl_mismatch(const Nccl& nccl, bool driver_simulated);
 
 }  // namespace xal::cuda

@@ -82,20 +82,29 @@ xal_status_t init(const xal_backend_init_args_t* args,
     const Collectives collectives = chosen_collectives();
     const std::string nccl_path = Nccl::library_path();
     std::string nccl_note;
-    if (!backend->driver.simulated() && choice != "core" && choice != "peer") {
+    const bool simulated = backend->driver.simulated();
+    if (choice != "core" && choice != "peer") {
       std::string why;
       if (!nccl_path.empty() && collectives == Collectives::kNccl) {
         backend->nccl = Nccl::open(nccl_path, &why);
+        if (backend->nccl != nullptr) {
+          why = nccl_mismatch(*backend->nccl, simulated);
+          if (!why.empty()) backend->nccl.reset();
+        }
       }
       if (nccl_path.empty()) {
         nccl_note = "NCCL off (XAL_CUDA_NCCL)";
       } else if (backend->nccl == nullptr) {
-        if (why.empty()) Nccl::open(nccl_path, &why);  // for the log
+        if (why.empty()) {  // not tried (see chosen_collectives): why not
+          const std::unique_ptr<Nccl> probe = Nccl::open(nccl_path, &why);
+          if (probe != nullptr) why = nccl_mismatch(*probe, simulated);
+        }
         backend->log(XAL_LOG_INFO, "cuda: NCCL not used: " + why);
-        nccl_note = "no NCCL (" + nccl_path + ")";
+        nccl_note = simulated ? "" : "no NCCL (" + nccl_path + ")";
       } else {
         const int v = backend->nccl->version();
-        nccl_note = "NCCL " + std::to_string(v / 10000) + "." +
+        nccl_note = std::string(backend->nccl->simulated() ? "simulated " : "") +
+                    "NCCL " + std::to_string(v / 10000) + "." +
                     std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
       }
     }
@@ -270,16 +279,20 @@ bool simulated_driver_requested() {
 
 // True when NCCL can be opened now, has every function the backend calls
 // (the same check as init's) and may be used (checked once per process).
-// An NCCL that opens but is too old must not give the table with native
-// collectives: init would then leave them without a library.
+// An NCCL that opens but is too old, or that cannot serve this driver (the
+// simulated NCCL needs the simulated driver, the real one a real driver),
+// must not give the table with native collectives: init would then leave
+// them without a library.
 bool nccl_present() {
   static std::once_flag once;
   static bool present = false;
   std::call_once(once, [] {
     const std::string path = Nccl::library_path();
-    if (path.empty() || simulated_driver_requested()) return;
+    if (path.empty()) return;
     std::string reason;
-    present = Nccl::open(path, &reason) != nullptr;
+    const std::unique_ptr<Nccl> nccl = Nccl::open(path, &reason);
+    present = nccl != nullptr &&
+              nccl_mismatch(*nccl, simulated_driver_requested()).empty();
   });
   return present;
 }

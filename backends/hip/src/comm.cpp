@@ -4,6 +4,7 @@
 
 #include "entries.h"
 #include "errors.h"
+#include "xal_common/reduce.hpp"
 
 struct xal_bcomm_s {
   xal_bdevice_s* device = nullptr;
@@ -71,15 +72,6 @@ int rccl_op(xal_op_t op) {
     case XAL_OP_MIN: return 3;
     case XAL_OP_AVG: return 4;
     default: return -1;
-  }
-}
-
-size_t dtype_size(xal_dtype_t dtype) {
-  switch (dtype) {
-    case XAL_DTYPE_I8: case XAL_DTYPE_U8: return 1;
-    case XAL_DTYPE_F16: case XAL_DTYPE_BF16: return 2;
-    case XAL_DTYPE_I32: case XAL_DTYPE_U32: case XAL_DTYPE_F32: return 4;
-    default: return 8;
   }
 }
 
@@ -283,7 +275,7 @@ xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
       return s;
     }
     Rccl* rccl = comm->rccl;
-    const size_t block = count * dtype_size(dtype);
+    const size_t block = count * common::dtype_size(dtype);
     if (xal_status_t s = rccl_check(rccl, rccl->ncclGroupStart(), "ncclGroupStart");
         s != XAL_SUCCESS) {
       return s;

@@ -1,0 +1,57 @@
+// nccl_comm.h -- the communicator behind the NCCL entries (nccl.cpp), the
+// NCCL status mapping (nccl_status.cpp) and the staging memory of an
+// in-place alltoall (nccl_staging.cpp).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "nccl_loader.h"
+
+struct xal_bcomm_s {
+  xal_bdevice_s* device = nullptr;
+  ncclComm_t comm = nullptr;  // null once aborted (ncclCommAbort frees it)
+  int rank = 0;
+  int size = 0;
+  std::atomic<bool> aborted{false};
+  // Where an in-place alltoall copies its send buffer first (the sends and
+  // receives of one NCCL group run at once, so a receive could overwrite a
+  // block not yet sent). `staging_free` is recorded after each use, and the
+  // next use waits for it on its own stream. Grown as needed; an outgrown
+  // buffer is kept until destroy, as freeing it would wait for the device,
+  // where another rank's part may be waiting for this one's.
+  CUdeviceptr staging = 0;
+  size_t staging_bytes = 0;
+  std::vector<CUdeviceptr> outgrown;
+  uint64_t staging_generation = 0;  // the device's, when allocated
+  CUevent staging_free = nullptr;
+};
+
+namespace xal::cuda {
+
+// xal's status for an NCCL result.
+xal_status_t map_nccl(ncclResult_t r);
+
+// Reports a failed NCCL call (with ncclGetLastError's detail and `hint`);
+// returns the status, or XAL_SUCCESS / XAL_NOT_READY unreported.
+xal_status_t nccl_result(xal_backend_s* backend, ncclResult_t r, const char* call,
+                         ncclComm_t comm, const std::string& hint = {});
+
+// NCCL's type and op for xal's; false for one NCCL does not have.
+bool map_dtype(xal_dtype_t dtype, ncclDataType_t* out);
+bool map_op(xal_op_t op, ncclRedOp_t* out);
+
+// Copies `bytes` of `send` into the comm's staging memory on `stream`,
+// after its last use; *out_copy is the copy. The comm's device is current.
+xal_status_t stage(xal_bcomm_s* comm, CUstream stream, xal_devptr_t send, size_t bytes,
+                   xal_devptr_t* out_copy);
+// Marks the staging memory free once `stream` gets past this point.
+xal_status_t staging_done(xal_bcomm_s* comm, CUstream stream);
+// Releases the staging memory (at destroy), waiting for its last use; the
+// memory of a context a reset took is only forgotten. The comm's device is
+// current.
+void free_staging(xal_bcomm_s* comm);
+
+}  // namespace xal::cuda

@@ -1,0 +1,112 @@
+// sim_nccl_round.cpp -- what the simulated NCCL does when every rank of a
+// round has come (SIMULATION ONLY): collectives computed into scratch and
+// then copied out (NCCL allows them in place), sends and receives copied
+// straight, rank after rank (so a receive buffer that overlaps a send
+// buffer of its group is corrupted, as on a GPU it may be).
+#include <cstring>
+#include <span>
+
+#include "sim_nccl_state.h"
+#include "xal_common/reduce.hpp"
+
+namespace xalsim_nccl {
+namespace {
+
+// A rank's collectives of a round, in order.
+std::vector<const Op*> collectives(const std::vector<Op>& ops) {
+  std::vector<const Op*> out;
+  for (const Op& o : ops) {
+    if (!is_p2p(o)) out.push_back(&o);
+  }
+  return out;
+}
+
+}  // namespace
+
+void run_round(Clique& clique, Clique::Round& round) {
+  const int n = clique.size;
+  std::vector<std::vector<const Op*>> colls(n);
+  for (int r = 0; r < n; ++r) colls[r] = collectives(round.ops[r]);
+  std::vector<std::vector<char>> scratch(n);
+  for (size_t i = 0; i < colls[0].size(); ++i) {
+    if (colls[0][i]->count == 0) continue;  // (counts agree: consistent())
+    const size_t es = xal::common::dtype_size(colls[0][i]->dtype);
+    std::vector<const void*> sends(n);
+    for (int q = 0; q < n; ++q) sends[q] = colls[q][i]->send;
+    for (int r = 0; r < n; ++r) {
+      const Op& o = *colls[r][i];
+      const size_t elems = o.kind == Kind::kAllGather ? o.count * n : o.count;
+      scratch[r].assign(elems * es, 0);
+      void* out = scratch[r].data();
+      switch (o.kind) {
+        case Kind::kAllReduce:
+        case Kind::kReduce:
+          if (o.kind == Kind::kAllReduce || r == o.root) {
+            xal::common::reduce(o.dtype, o.op, std::span<void* const>(&out, 1), sends, o.count,
+                                static_cast<uint32_t>(n));
+          }
+          break;
+        case Kind::kReduceScatter: {
+          std::vector<const void*> slices(n);
+          for (int q = 0; q < n; ++q) {
+            slices[q] = static_cast<const char*>(sends[q]) + r * o.count * es;
+          }
+          xal::common::reduce(o.dtype, o.op, std::span<void* const>(&out, 1), slices, o.count,
+                              static_cast<uint32_t>(n));
+          break;
+        }
+        case Kind::kBroadcast: std::memcpy(out, sends[o.root], o.count * es); break;
+        case Kind::kAllGather:
+          for (int q = 0; q < n; ++q) {
+            std::memcpy(scratch[r].data() + q * o.count * es, sends[q], o.count * es);
+          }
+          break;
+        default: break;
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      const Op& o = *colls[r][i];
+      if (o.kind == Kind::kReduce && r != o.root) continue;
+      std::memcpy(o.recv, scratch[r].data(), scratch[r].size());
+    }
+  }
+  // Point to point: rank r's k-th receive from p takes p's k-th send to r.
+  for (int r = 0; r < n; ++r) {
+    std::map<int, size_t> taken;  // sends of each peer already matched
+    for (const Op& o : round.ops[r]) {
+      if (o.kind != Kind::kRecv) continue;
+      size_t skip = taken[o.root]++;
+      if (o.count == 0) continue;
+      for (const Op& s : round.ops[o.root]) {
+        if (s.kind != Kind::kSend || s.root != r || skip-- != 0) continue;
+        std::memcpy(o.recv, s.send, o.count * xal::common::dtype_size(o.dtype));
+        break;
+      }
+    }
+  }
+}
+
+bool consistent(const Clique::Round& round, std::string* why) {
+  const std::vector<const Op*> first = collectives(round.ops[0]);
+  for (size_t r = 1; r < round.ops.size(); ++r) {
+    const std::vector<const Op*> other = collectives(round.ops[r]);
+    if (other.size() != first.size()) {
+      *why = "rank " + std::to_string(r) + " launched " + std::to_string(other.size()) +
+             " collectives, rank 0 " + std::to_string(first.size());
+      return false;
+    }
+    for (size_t i = 0; i < first.size(); ++i) {
+      const Op& x = *first[i];
+      const Op& y = *other[i];
+      if (x.kind != y.kind || x.count != y.count || x.dtype != y.dtype || x.op != y.op ||
+          x.root != y.root) {
+        *why = "rank " + std::to_string(r) + " disagrees with rank 0 on collective " +
+               std::to_string(i);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace xalsim_nccl
