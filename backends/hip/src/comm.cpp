@@ -1,6 +1,12 @@
 // Native collectives through RCCL (dlopen'ed when present). Without RCCL
-// every entry reports XAL_ERROR_NOT_SUPPORTED.
+// every entry reports XAL_ERROR_NOT_SUPPORTED. Where RCCL and xal differ,
+// xal's rules are kept (as the CUDA plugin's NCCL entries keep them): avg
+// on integers is NOT_SUPPORTED, a root out of range is refused, an
+// in-place all-to-all goes through a staged copy of the send buffer, and
+// an aborted communicator (ncclCommAbort frees it) is not used again.
 #include <array>
+#include <atomic>
+#include <vector>
 
 #include "entries.h"
 #include "errors.h"
@@ -12,6 +18,16 @@ struct xal_bcomm_s {
   uint32_t rank = 0;
   uint32_t size = 0;
   xal::hip::Rccl* rccl = nullptr;
+  std::atomic<bool> aborted{false};
+  // The staged copy of an in-place all-to-all's send buffer (RCCL's sends
+  // and receives of one group run at once): reused after `staging_free`,
+  // grown as needed; outgrown buffers are freed with the communicator, as
+  // a free would wait for the device, where a part may wait for a peer's.
+  void* staging = nullptr;
+  size_t staging_bytes = 0;
+  uint64_t staging_generation = 0;
+  std::vector<void*> outgrown;
+  hipEvent_t staging_free = nullptr;
 };
 
 namespace xal::hip {
@@ -75,10 +91,27 @@ int rccl_op(xal_op_t op) {
   }
 }
 
-// Checks the comm, stream and types shared by every collective.
+// Checks the comm, stream and types shared by every collective; `op` and
+// `root` where the collective has them (kNoOp, kNoRoot otherwise).
+constexpr xal_op_t kNoOp = static_cast<xal_op_t>(-1);
+constexpr uint32_t kNoRoot = UINT32_MAX;
 xal_status_t prepare(xal_bcomm_s* comm, xal_bstream_s* stream, xal_dtype_t dtype,
-                     int* out_dtype) {
+                     int* out_dtype, xal_op_t op = kNoOp, uint32_t root = kNoRoot) {
+  if (comm == nullptr || stream == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   if (comm->rccl == nullptr) return not_supported();
+  if (comm->aborted) {
+    return report(XAL_ERROR_ABORTED, 0, nullptr, "the communicator was aborted");
+  }
+  if (op != kNoOp) {
+    std::string why;
+    if (xal_status_t s = common::check_dtype_op(dtype, op, &why); s != XAL_SUCCESS) {
+      return report(s, 0, nullptr, why);
+    }
+  }
+  if (root != kNoRoot && root >= comm->size) {
+    return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
+                  "root " + std::to_string(root) + " is out of range");
+  }
   *out_dtype = rccl_dtype(dtype);
   if (*out_dtype < 0) {
     return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, "unknown dtype");
@@ -91,6 +124,66 @@ xal_status_t prepare(xal_bcomm_s* comm, xal_bstream_s* stream, xal_dtype_t dtype
 }
 
 void* ptr(xal_devptr_t address) { return reinterpret_cast<void*>(address); }
+
+// Frees the staging memory (at destroy), after its last use; memory of a
+// generation a reset ended is only forgotten.
+void free_staging(xal_bcomm_s* comm) {
+  const HipApi& api = comm->device->backend->api();
+  if (comm->staging_generation == comm->device->generation) {
+    // Best effort: the communicator goes whatever these return.
+    if (comm->staging_free != nullptr) {
+      (void)api.hipEventSynchronize(comm->staging_free);
+      (void)api.hipEventDestroy(comm->staging_free);
+    }
+    for (void* p : comm->outgrown) (void)api.hipFree(p);
+    if (comm->staging != nullptr) (void)api.hipFree(comm->staging);
+  }
+  comm->outgrown.clear();
+  comm->staging = nullptr;
+  comm->staging_bytes = 0;
+  comm->staging_free = nullptr;
+}
+
+// Copies `bytes` of `send` to the staging memory on `stream`, after its
+// last use; *out_copy is the copy.
+xal_status_t stage(xal_bcomm_s* comm, hipStream_t stream, xal_devptr_t send, size_t bytes,
+                   xal_devptr_t* out_copy) {
+  xal_bdevice_s* device = comm->device;
+  const HipApi& api = device->backend->api();
+  if (comm->staging_generation != device->generation) free_staging(comm);
+  if (comm->staging_bytes < bytes) {
+    if (comm->staging != nullptr) comm->outgrown.push_back(comm->staging);
+    comm->staging = nullptr;
+    comm->staging_bytes = 0;
+    if (xal_status_t s = check(device, api.hipMalloc(&comm->staging, bytes), "hipMalloc");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    comm->staging_bytes = bytes;
+    comm->staging_generation = device->generation;
+  }
+  if (comm->staging_free == nullptr) {
+    if (xal_status_t s = check(device,
+                               api.hipEventCreateWithFlags(&comm->staging_free,
+                                                           hipEventDisableTiming),
+                               "hipEventCreateWithFlags");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+  } else if (xal_status_t s = check(device, api.hipStreamWaitEvent(stream, comm->staging_free, 0),
+                                    "hipStreamWaitEvent");
+             s != XAL_SUCCESS) {
+    return s;
+  }
+  if (xal_status_t s = check(device,
+                             api.hipMemcpyDtoDAsync(comm->staging, ptr(send), bytes, stream),
+                             "hipMemcpyDtoDAsync");
+      s != XAL_SUCCESS) {
+    return s;
+  }
+  *out_copy = reinterpret_cast<xal_devptr_t>(comm->staging);
+  return XAL_SUCCESS;
+}
 
 }  // namespace
 
@@ -143,6 +236,10 @@ xal_status_t comm_destroy(xal_bcomm_t* comm) {
       owned = std::move(found->second);
       registry().comms.erase(found);
     }
+    if (owned->staging != nullptr && enter(owned->device) == XAL_SUCCESS) {
+      free_staging(owned.get());
+    }
+    if (owned->aborted) return XAL_SUCCESS;  // ncclCommAbort freed RCCL's part
     return rccl_check(owned->rccl, owned->rccl->ncclCommDestroy(owned->handle),
                       "ncclCommDestroy");
   });
@@ -150,6 +247,8 @@ xal_status_t comm_destroy(xal_bcomm_t* comm) {
 
 xal_status_t comm_abort(xal_bcomm_t* comm) {
   return guarded("hip comm_abort", [&]() -> xal_status_t {
+    if (comm == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
+    if (comm->aborted.exchange(true)) return XAL_SUCCESS;
     return rccl_check(comm->rccl, comm->rccl->ncclCommAbort(comm->handle),
                       "ncclCommAbort");
   });
@@ -157,6 +256,11 @@ xal_status_t comm_abort(xal_bcomm_t* comm) {
 
 xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
   return guarded("hip comm_get_async_error", [&]() -> xal_status_t {
+    if (comm == nullptr || out_error == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
+    if (comm->aborted) {
+      *out_error = XAL_ERROR_ABORTED;
+      return XAL_SUCCESS;
+    }
     ncclResult_t async = 0;
     if (xal_status_t s = rccl_check(
             comm->rccl, comm->rccl->ncclCommGetAsyncError(comm->handle, &async),
@@ -191,7 +295,7 @@ xal_status_t allreduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                        xal_bstream_t* stream) {
   return guarded("hip allreduce", [&]() -> xal_status_t {
     int type = 0;
-    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+    if (xal_status_t s = prepare(comm, stream, dtype, &type, op); s != XAL_SUCCESS) {
       return s;
     }
     return rccl_check(comm->rccl,
@@ -207,7 +311,8 @@ xal_status_t broadcast(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                        xal_bstream_t* stream) {
   return guarded("hip broadcast", [&]() -> xal_status_t {
     int type = 0;
-    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+    if (xal_status_t s = prepare(comm, stream, dtype, &type, kNoOp, root);
+        s != XAL_SUCCESS) {
       return s;
     }
     return rccl_check(comm->rccl,
@@ -223,7 +328,7 @@ xal_status_t reduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                     xal_bstream_t* stream) {
   return guarded("hip reduce", [&]() -> xal_status_t {
     int type = 0;
-    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+    if (xal_status_t s = prepare(comm, stream, dtype, &type, op, root); s != XAL_SUCCESS) {
       return s;
     }
     return rccl_check(comm->rccl,
@@ -256,7 +361,7 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
                             xal_bstream_t* stream) {
   return guarded("hip reduce_scatter", [&]() -> xal_status_t {
     int type = 0;
-    if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
+    if (xal_status_t s = prepare(comm, stream, dtype, &type, op); s != XAL_SUCCESS) {
       return s;
     }
     return rccl_check(comm->rccl,
@@ -276,6 +381,13 @@ xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
     }
     Rccl* rccl = comm->rccl;
     const size_t block = count * common::dtype_size(dtype);
+    const size_t total = block * comm->size;
+    const bool overlap = total > 0 && send < recv + total && recv < send + total;
+    if (overlap) {
+      if (xal_status_t s = stage(comm, stream->handle, send, total, &send); s != XAL_SUCCESS) {
+        return s;
+      }
+    }
     if (xal_status_t s = rccl_check(rccl, rccl->ncclGroupStart(), "ncclGroupStart");
         s != XAL_SUCCESS) {
       return s;
@@ -296,6 +408,12 @@ xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
       }
     }
     xal_status_t end = rccl_check(rccl, rccl->ncclGroupEnd(), "ncclGroupEnd");
+    if (first == XAL_SUCCESS && end == XAL_SUCCESS && overlap) {
+      // The staging memory is free again once the group ran.
+      end = check(comm->device, comm->device->backend->api().hipEventRecord(comm->staging_free,
+                                                                          stream->handle),
+                  "hipEventRecord");
+    }
     return first != XAL_SUCCESS ? first : end;
   });
 }

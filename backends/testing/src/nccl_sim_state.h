@@ -1,8 +1,6 @@
-// sim_nccl_state.h -- the simulated NCCL's communicators and the rounds
-// in which their ranks meet (SIMULATION ONLY; see sim_nccl.cpp).
+// nccl_sim_state.h -- the simulated NCCL's ABI, communicators and the
+// rounds in which their ranks meet (SIMULATION ONLY; see nccl_sim.cpp).
 #pragma once
-
-#include <nccl.h>
 
 #include <condition_variable>
 #include <cstdint>
@@ -14,7 +12,44 @@
 
 #include "xal/xal.h"
 
+// NCCL's C ABI as NCCL documents it (RCCL's is the same), declared here
+// so that the simulation needs neither NCCL's nor RCCL's headers.
+extern "C" {
+typedef struct ncclComm* ncclComm_t;
+typedef enum {
+  ncclSuccess = 0,
+  ncclUnhandledCudaError = 1,
+  ncclSystemError = 2,
+  ncclInternalError = 3,
+  ncclInvalidArgument = 4,
+  ncclInvalidUsage = 5,
+  ncclRemoteError = 6,
+  ncclInProgress = 7
+} ncclResult_t;
+typedef enum {
+  ncclInt8 = 0,
+  ncclUint8 = 1,
+  ncclInt32 = 2,
+  ncclUint32 = 3,
+  ncclInt64 = 4,
+  ncclUint64 = 5,
+  ncclFloat16 = 6,
+  ncclFloat32 = 7,
+  ncclFloat64 = 8,
+  ncclBfloat16 = 9
+} ncclDataType_t;
+typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4 } ncclRedOp_t;
+typedef void* ncclStream_t;  // cudaStream_t or hipStream_t
+}
+
 namespace xalsim_nccl {
+
+// What the vendor's simulated runtime gives the simulated NCCL, one file
+// per vendor (sim_nccl_cuda.cpp, sim_rccl_hip.cpp): runs fn(user) in
+// `stream`'s order on a thread of the stream (host functions of different
+// streams must be able to run at once); and the number of devices.
+bool launch_host_func(ncclStream_t stream, void (*fn)(void*), void* user);
+int device_count();
 
 enum class Kind { kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kSend, kRecv };
 

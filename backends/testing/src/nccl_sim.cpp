@@ -1,9 +1,11 @@
-// sim_nccl.cpp -- a simulated libnccl.so.2 for the tests (SIMULATION ONLY),
-// over the simulated CUDA driver: the tests name it with XAL_CUDA_NCCL so
-// that the CUDA plugin's NCCL entries (nccl.cpp) run without a GPU.
+// nccl_sim.cpp -- a simulated NCCL (SIMULATION ONLY), over a simulated
+// vendor runtime whose device memory is host memory: with the simulated
+// CUDA driver it is the tests' libnccl.so.2 (XAL_CUDA_NCCL), with the
+// simulated HIP runtime their librccl.so.1 (XAL_RCCL_LIBRARY), so that the
+// plugins' NCCL and RCCL entries run without a GPU.
 //
-// Each call is enqueued on its stream as a host function (cuLaunchHostFunc
-// of the simulated driver, which device memory is host memory for). The
+// Each call is enqueued on its stream as a host function (the runtime's
+// cuLaunchHostFunc or hipLaunchHostFunc, launch_host_func()). The
 // ranks' host functions for one launch meet; the last to arrive runs the
 // whole launch, the others wait for it. A launch is one call, or what one
 // thread put between ncclGroupStart and ncclGroupEnd for a communicator.
@@ -13,9 +15,6 @@
 // that overlaps a send buffer of the same group is corrupted here, as it
 // may be there. XALSIM_NCCL_FAIL=<function> makes that function fail with
 // ncclUnhandledCudaError.
-#include <cuda.h>
-#include <nccl.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -25,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim_nccl_state.h"
+#include "nccl_sim_state.h"
 
 namespace {
 
@@ -36,26 +35,15 @@ using xalsim_nccl::Kind;
 using xalsim_nccl::Op;
 using xalsim_nccl::run_round;
 
+
 thread_local std::string t_last_error;
 thread_local int t_group_depth = 0;
 struct Pending {
   ncclComm_t comm;
-  CUstream stream;
+  ncclStream_t stream;
   Op op;
 };
 thread_local std::vector<Pending> t_pending;
-
-// A function of the simulated driver this library is linked with (which
-// exports cuGetProcAddress only, as the real one is mostly reached).
-template <typename Fn>
-Fn driver_fn(const char* name) {
-  void* fn = nullptr;
-  CUdriverProcAddressQueryResult found{};
-  if (cuGetProcAddress(name, &fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS) {
-    return nullptr;
-  }
-  return reinterpret_cast<Fn>(fn);
-}
 
 ncclResult_t fail(ncclResult_t r, std::string message) {
   t_last_error = std::move(message);
@@ -103,7 +91,7 @@ struct Launch {
 };
 
 // The host function: meet the other ranks; the last runs the round.
-void CUDA_CB host_launch(void* user) {
+void host_launch(void* user) {
   std::unique_ptr<Launch> launch(static_cast<Launch*>(user));
   Clique& clique = *launch->comm->clique;
   std::unique_lock<std::mutex> lock(clique.mutex);
@@ -145,10 +133,7 @@ ncclResult_t flush(std::vector<Pending> pending) {
     launch->comm = held(c);
     launch->number = launch->comm->launches++;
     for (const Pending& p : ops) launch->ops.push_back(p.op);
-    static const auto launch_host_func =
-        driver_fn<CUresult (*)(CUstream, CUhostFn, void*)>("cuLaunchHostFunc");
-    if (launch_host_func == nullptr ||
-        launch_host_func(ops.front().stream, host_launch, launch.get()) != CUDA_SUCCESS) {
+    if (!xalsim_nccl::launch_host_func(ops.front().stream, host_launch, launch.get())) {
       return fail(ncclUnhandledCudaError, "cuLaunchHostFunc failed on the stream");
     }
     launch.release();  // host_launch owns it
@@ -156,7 +141,7 @@ ncclResult_t flush(std::vector<Pending> pending) {
   return ncclSuccess;
 }
 
-ncclResult_t enqueue(const char* name, ncclComm_t comm, cudaStream_t stream, Op op,
+ncclResult_t enqueue(const char* name, ncclComm_t comm, ncclStream_t stream, Op op,
                      ncclDataType_t type, ncclRedOp_t red, bool with_op, bool has_root) {
   if (injected(name))
     return fail(ncclUnhandledCudaError, std::string("injected failure of ") + name);
@@ -239,11 +224,8 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int n, const int* devices) {
     return fail(ncclUnhandledCudaError, "injected failure of ncclCommInitAll");
   if (comms == nullptr || n <= 0)
     return fail(ncclInvalidArgument, "ncclCommInitAll: no communicators");
-  int count = 0;
-  static const auto device_count = driver_fn<CUresult (*)(int*)>("cuDeviceGetCount");
-  if (device_count == nullptr || device_count(&count) != CUDA_SUCCESS) {
-    return fail(ncclUnhandledCudaError, "cuDeviceGetCount failed");
-  }
+  const int count = xalsim_nccl::device_count();
+  if (count < 0) return fail(ncclUnhandledCudaError, "the runtime could not count its devices");
   for (int i = 0; i < n; ++i) {
     const int d = devices != nullptr ? devices[i] : i;
     if (d < 0 || d >= count)
@@ -304,43 +286,43 @@ ncclResult_t ncclGroupEnd() {
 }
 
 ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type,
-                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+                           ncclRedOp_t op, ncclComm_t comm, ncclStream_t stream) {
   return enqueue("ncclAllReduce", comm, stream, op_of(Kind::kAllReduce, send, recv, count, 0), type,
                  op, kOp, !kRoot);
 }
 
 ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t type,
-                           int root, ncclComm_t comm, cudaStream_t stream) {
+                           int root, ncclComm_t comm, ncclStream_t stream) {
   return enqueue("ncclBroadcast", comm, stream, op_of(Kind::kBroadcast, send, recv, count, root),
                  type, ncclSum, !kOp, kRoot);
 }
 
 ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t type,
-                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+                        ncclRedOp_t op, int root, ncclComm_t comm, ncclStream_t stream) {
   return enqueue("ncclReduce", comm, stream, op_of(Kind::kReduce, send, recv, count, root), type,
                  op, kOp, kRoot);
 }
 
 ncclResult_t ncclAllGather(const void* send, void* recv, size_t count, ncclDataType_t type,
-                           ncclComm_t comm, cudaStream_t stream) {
+                           ncclComm_t comm, ncclStream_t stream) {
   return enqueue("ncclAllGather", comm, stream, op_of(Kind::kAllGather, send, recv, count, 0), type,
                  ncclSum, !kOp, !kRoot);
 }
 
 ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t count, ncclDataType_t type,
-                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+                               ncclRedOp_t op, ncclComm_t comm, ncclStream_t stream) {
   return enqueue("ncclReduceScatter", comm, stream,
                  op_of(Kind::kReduceScatter, send, recv, count, 0), type, op, kOp, !kRoot);
 }
 
 ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer,
-                      ncclComm_t comm, cudaStream_t stream) {
+                      ncclComm_t comm, ncclStream_t stream) {
   return enqueue("ncclSend", comm, stream, op_of(Kind::kSend, send, nullptr, count, peer), type,
                  ncclSum, !kOp, kRoot);
 }
 
 ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
-                      cudaStream_t stream) {
+                      ncclStream_t stream) {
   return enqueue("ncclRecv", comm, stream, op_of(Kind::kRecv, nullptr, recv, count, peer), type,
                  ncclSum, !kOp, kRoot);
 }

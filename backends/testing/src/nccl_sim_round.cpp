@@ -1,4 +1,4 @@
-// sim_nccl_round.cpp -- what the simulated NCCL does when every rank of a
+// nccl_sim_round.cpp -- what the simulated NCCL does when every rank of a
 // round has come (SIMULATION ONLY): collectives computed into scratch and
 // then copied out (NCCL allows them in place), sends and receives copied
 // straight, rank after rank (so a receive buffer that overlaps a send
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <span>
 
-#include "sim_nccl_state.h"
+#include "nccl_sim_state.h"
 #include "xal_common/reduce.hpp"
 
 namespace xalsim_nccl {
