@@ -54,6 +54,16 @@ class CudaComm : public CudaSim {
     EXPECT_EQ(table_->stream_synchronize(stream), XAL_SUCCESS);
     return out;
   }
+  // Queues an allreduce of 16 floats on rank 0 and of 8 on rank 1 (ranks
+  // that disagree), in a and b, and waits for both streams.
+  void allreduce_disagreeing(xal_devptr_t a, xal_devptr_t b) {
+    ASSERT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+              XAL_SUCCESS);
+    ASSERT_EQ(table_->allreduce(comms_[1], b, b, 8, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+              XAL_SUCCESS);
+    EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+    EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
+  }
   xal_status_t async_error(int rank) {
     xal_status_t e = XAL_ERROR_INTERNAL;
     EXPECT_EQ(table_->comm_get_async_error(comms_[rank], &e), XAL_SUCCESS);

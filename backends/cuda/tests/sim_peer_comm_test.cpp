@@ -60,12 +60,7 @@ TEST_F(CudaPeerComm, CollectiveLongerThanTheTimeoutIsNotCut) {
 TEST_F(CudaPeerComm, RanksThatDisagreeGetCollectiveMismatch) {
   xal_devptr_t a = alloc(dev0_, 64);
   xal_devptr_t b = alloc(dev1_, 64);
-  ASSERT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
-            XAL_SUCCESS);
-  ASSERT_EQ(table_->allreduce(comms_[1], b, b, 8, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
-            XAL_SUCCESS);
-  EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
-  EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
+  allreduce_disagreeing(a, b);
   EXPECT_EQ(async_error(0), XAL_ERROR_COLLECTIVE_MISMATCH);
   // The next call says how they differed (which rank came first varies).
   EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
