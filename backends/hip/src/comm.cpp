@@ -5,30 +5,12 @@
 // in-place all-to-all goes through a staged copy of the send buffer, and
 // an aborted communicator (ncclCommAbort frees it) is not used again.
 #include <array>
-#include <atomic>
-#include <vector>
 
 #include "entries.h"
 #include "errors.h"
+#include "rccl_comm.h"
 #include "xal_common/reduce.hpp"
 
-struct xal_bcomm_s {
-  xal_bdevice_s* device = nullptr;
-  xal::hip::ncclComm_t handle = nullptr;
-  uint32_t rank = 0;
-  uint32_t size = 0;
-  xal::hip::Rccl* rccl = nullptr;
-  std::atomic<bool> aborted{false};
-  // The staged copy of an in-place all-to-all's send buffer (RCCL's sends
-  // and receives of one group run at once): reused after `staging_free`,
-  // grown as needed; outgrown buffers are freed with the communicator, as
-  // a free would wait for the device, where a part may wait for a peer's.
-  void* staging = nullptr;
-  size_t staging_bytes = 0;
-  uint64_t staging_generation = 0;
-  std::vector<void*> outgrown;
-  hipEvent_t staging_free = nullptr;
-};
 
 namespace xal::hip {
 namespace {
@@ -124,66 +106,6 @@ xal_status_t prepare(xal_bcomm_s* comm, xal_bstream_s* stream, xal_dtype_t dtype
 }
 
 void* ptr(xal_devptr_t address) { return reinterpret_cast<void*>(address); }
-
-// Frees the staging memory (at destroy), after its last use; memory of a
-// generation a reset ended is only forgotten.
-void free_staging(xal_bcomm_s* comm) {
-  const HipApi& api = comm->device->backend->api();
-  if (comm->staging_generation == comm->device->generation) {
-    // Best effort: the communicator goes whatever these return.
-    if (comm->staging_free != nullptr) {
-      (void)api.hipEventSynchronize(comm->staging_free);
-      (void)api.hipEventDestroy(comm->staging_free);
-    }
-    for (void* p : comm->outgrown) (void)api.hipFree(p);
-    if (comm->staging != nullptr) (void)api.hipFree(comm->staging);
-  }
-  comm->outgrown.clear();
-  comm->staging = nullptr;
-  comm->staging_bytes = 0;
-  comm->staging_free = nullptr;
-}
-
-// Copies `bytes` of `send` to the staging memory on `stream`, after its
-// last use; *out_copy is the copy.
-xal_status_t stage(xal_bcomm_s* comm, hipStream_t stream, xal_devptr_t send, size_t bytes,
-                   xal_devptr_t* out_copy) {
-  xal_bdevice_s* device = comm->device;
-  const HipApi& api = device->backend->api();
-  if (comm->staging_generation != device->generation) free_staging(comm);
-  if (comm->staging_bytes < bytes) {
-    if (comm->staging != nullptr) comm->outgrown.push_back(comm->staging);
-    comm->staging = nullptr;
-    comm->staging_bytes = 0;
-    if (xal_status_t s = check(device, api.hipMalloc(&comm->staging, bytes), "hipMalloc");
-        s != XAL_SUCCESS) {
-      return s;
-    }
-    comm->staging_bytes = bytes;
-    comm->staging_generation = device->generation;
-  }
-  if (comm->staging_free == nullptr) {
-    if (xal_status_t s = check(device,
-                               api.hipEventCreateWithFlags(&comm->staging_free,
-                                                           hipEventDisableTiming),
-                               "hipEventCreateWithFlags");
-        s != XAL_SUCCESS) {
-      return s;
-    }
-  } else if (xal_status_t s = check(device, api.hipStreamWaitEvent(stream, comm->staging_free, 0),
-                                    "hipStreamWaitEvent");
-             s != XAL_SUCCESS) {
-    return s;
-  }
-  if (xal_status_t s = check(device,
-                             api.hipMemcpyDtoDAsync(comm->staging, ptr(send), bytes, stream),
-                             "hipMemcpyDtoDAsync");
-      s != XAL_SUCCESS) {
-    return s;
-  }
-  *out_copy = reinterpret_cast<xal_devptr_t>(comm->staging);
-  return XAL_SUCCESS;
-}
 
 }  // namespace
 
