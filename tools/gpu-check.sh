@@ -91,7 +91,7 @@ prepare() {
     '-DCMAKE_BUILD_RPATH=$ORIGIN;$ORIGIN/../lib' >"$dest/.configure.log" 2>&1 ||
     { tail -30 "$dest/.configure.log"; die "configure failed"; }
 
-  local targets=(xal xal_backend_cuda xalsim_cuda xalsim_nvml xal-info xal-smi xal-conform
+  local targets=(xal xal_backend_cuda xalsim_cuda xalsim_nvml xalsim_nccl xal-info xal-smi xal-conform
                  xal-conform-suite xal-bench xal-cuda-rawbench xal-cuda-kernelcheck
                  xal_example_collectives_check)
   local available=()
@@ -124,7 +124,7 @@ prepare() {
     die "libxal.so was not built"
   cp "$build"/lib/xal/libxal_backend_*.so "$dest/lib/xal/"
   cp -P "$build"/lib/cuda-sim/libcuda.so* "$build"/lib/cuda-sim/libxalsim-nvml.so \
-    "$dest/lib/cuda-sim/" 2>/dev/null || true
+    "$build"/lib/cuda-sim/libxalsim-nccl.so "$dest/lib/cuda-sim/" 2>/dev/null || true
 
   # The shared libraries the binaries need, except the C library itself and
   # the NVIDIA driver: copied into lib/ where RPATH finds them.
@@ -356,14 +356,21 @@ run_checks() {
   fi
   # NCCL, where one is on the machine (the system's, or the one PyTorch's
   # wheels bring): a communicator over the CUDA devices alone takes the
-  # native path (one rank on a single GPU), results checked.
+  # native path (one rank on a single GPU), results checked. On the
+  # simulated driver, the bundle's simulated NCCL: the step itself is
+  # checked before a GPU run.
   if ! wanted nccl; then
     skipped nccl "not run (--only)"
-  elif [[ "$simulate" != 1 && -x "$bin/xal-bench" ]]; then
-    local nccl
-    nccl="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
-    [[ -n "$nccl" ]] || nccl="$(timeout 20 find /usr/lib /usr/local /opt -name libnccl.so.2 \
-                                2>/dev/null | head -1)"
+  elif [[ -x "$bin/xal-bench" ]]; then
+    local nccl=""
+    if [[ "$simulate" == 1 ]]; then
+      [[ -e "$bundle/lib/cuda-sim/libxalsim-nccl.so" ]] &&
+        nccl="$bundle/lib/cuda-sim/libxalsim-nccl.so"
+    else
+      nccl="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
+      [[ -n "$nccl" ]] || nccl="$(timeout 20 find /usr/lib /usr/local /opt -name libnccl.so.2 \
+                                  2>/dev/null | head -1)"
+    fi
     if [[ -n "$nccl" ]]; then
       echo "nccl: $nccl" >>"$OUT_DIR/system.txt"
       step nccl 30 env XAL_BACKENDS=cuda XAL_CUDA_NCCL="$nccl" \
@@ -371,8 +378,8 @@ run_checks() {
     else
       skipped nccl "none on this machine"
     fi
-  elif [[ "$simulate" == 1 ]]; then
-    skipped nccl "left out on the simulated driver"
+  else
+    skipped nccl "MISSING from the bundle"
   fi
   # The plugin's own collectives without NCCL (XAL_CUDA_COLLECTIVES=peer):
   # every collective checked, then allreduce timed on the core's path and

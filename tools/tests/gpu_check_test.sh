@@ -50,9 +50,10 @@ for name in xal-info xal-smi kernels conformance bench-copy bench-dispatch mixed
     fail "summary.txt does not list step $name"
 done
 # These steps do not depend on timing; they must pass on the simulation.
-for name in xal-info xal-smi kernels bench-dispatch peer-collectives rawbench; do
+for name in xal-info xal-smi kernels bench-dispatch nccl peer-collectives rawbench; do
   grep -qE "^$name +ok" "$out/summary.txt" || fail "step $name did not pass"
 done
+grep -q '^nccl: .*libxalsim-nccl.so' "$out/system.txt" || fail "the nccl step did not use the simulated NCCL"
 if [[ -f "$archive" ]]; then
   listing="$(tar -tzf "$archive")" || fail "the archive does not read"
   for f in results/summary.txt results/conformance.json results/rawbench.log; do
