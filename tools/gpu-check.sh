@@ -43,7 +43,8 @@
 # full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
 # every collective on the CUDA devices with a mock card (collectives_check,
 # then xal-bench coll with the backend's host function threads and without),
-# xal-bench coll through NCCL when the machine has a libnccl.so.2,
+# xal-bench coll through NCCL when the machine has a libnccl.so.2 (on the
+# simulated driver: the bundle's simulated NCCL),
 # the plugin's collectives without NCCL checked and timed against the
 # core's path when it has two CUDA devices or more,
 # and xal-cuda-rawbench (raw driver API against xal, same run). It stops
