@@ -154,7 +154,9 @@ xal_status_t backend_describe(xal_backend_t* backend,
       note = "simulated driver (" + backend->library.simulated_note() +
              "), " + note;
     }
-    note += backend->rccl.available() ? "; RCCL" : "; no RCCL";
+    note += !backend->rccl.available() ? "; no RCCL"
+            : backend->rccl.simulated() ? "; simulated RCCL"
+                                        : "; RCCL";
     note += backend->smi.available() ? "; rocm-smi" : "; no rocm-smi";
     // What this backend has been run on, first so that it is never cut.
     note = std::string(kSupportNote) + "; " + note;

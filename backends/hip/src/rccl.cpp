@@ -45,6 +45,7 @@ bool Rccl::load(const std::string& path, std::string* reason) {
     return false;
   }
   handle_ = handle;
+  simulated_ = dlsym(handle, "xalsim_nccl_is_simulated") != nullptr;
   return true;
 }
 

@@ -27,6 +27,8 @@ class Rccl {
   // incomplete. Not thread-safe; call once at init.
   bool load(const std::string& path, std::string* reason);
   bool available() const { return handle_ != nullptr; }
+  // True for the tests' simulated RCCL (testing/sim_rccl_hip.cpp).
+  bool simulated() const { return simulated_; }
 
   const char* (*ncclGetErrorString)(ncclResult_t) = nullptr;
   ncclResult_t (*ncclCommInitAll)(ncclComm_t*, int, const int*) = nullptr;
@@ -54,6 +56,7 @@ class Rccl {
 
  private:
   void* handle_ = nullptr;
+  bool simulated_ = false;
 };
 
 }  // namespace xal::hip

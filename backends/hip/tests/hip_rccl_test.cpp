@@ -56,6 +56,10 @@ class HipRccl : public ::testing::Test {
 };
 
 TEST_F(HipRccl, TheNativePathIsRccl) {
+  xal_backend_info_t backend{};
+  backend.struct_size = sizeof backend;
+  ASSERT_EQ(xal_backend_get_info(0, &backend), XAL_SUCCESS);
+  EXPECT_NE(std::string(backend.note).find("; simulated RCCL"), std::string::npos) << backend.note;
   xal_comm_info_t info{};
   info.struct_size = sizeof info;
   ASSERT_EQ(xal_comm_get_info(comms_[0], &info), XAL_SUCCESS);
