@@ -3,6 +3,7 @@
 // root, an aborted communicator) and calls NCCL on the caller's stream.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "entries.h"
@@ -13,6 +14,23 @@ namespace xal::cuda {
 namespace {
 
 void* dev(xal_devptr_t ptr) { return reinterpret_cast<void*>(ptr); }
+
+// This thread's NCCL group depth, and the communicators (with their
+// streams) whose staging memory its open group uses: NCCL runs the group's
+// calls at its end, so the memory is free only after that.
+thread_local int t_group_depth = 0;
+thread_local std::vector<std::pair<xal_bcomm_s*, CUstream>> t_staged;
+
+// After an in-place alltoall's calls are queued: its staging memory is free
+// once the stream gets there, or after the open group.
+xal_status_t staging_queued(xal_bcomm_s* comm, CUstream stream) {
+  if (t_group_depth == 0) return staging_done(comm, stream);
+  for (const auto& [c, s] : t_staged) {
+    if (c == comm) return XAL_SUCCESS;
+  }
+  t_staged.emplace_back(comm, stream);
+  return XAL_SUCCESS;
+}
 
 // What a collective passes to NCCL besides its buffers.
 struct Call {
@@ -129,7 +147,8 @@ xal_status_t comm_destroy(xal_bcomm_t* comm) {
   xal_backend_s* backend = comm->device->backend;
   return guarded(backend, [&]() -> xal_status_t {
     std::unique_ptr<xal_bcomm_s> owned(comm);
-    if (comm->staging != 0 && comm->device->make_current() == CUDA_SUCCESS) {
+    std::erase_if(t_staged, [comm](const auto& staged) { return staged.first == comm; });
+    if (!comm->staging.empty() && comm->device->make_current() == CUDA_SUCCESS) {
       free_staging(comm);
     }
     if (comm->aborted) return XAL_SUCCESS;  // ncclCommAbort freed it
@@ -172,7 +191,9 @@ xal_status_t group_start(xal_backend_t* backend) {
     if (backend->nccl == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED, "cuda: NCCL is not loaded");
     }
-    return nccl_result(backend, backend->nccl->ncclGroupStart(), "ncclGroupStart", nullptr);
+    const ncclResult_t r = backend->nccl->ncclGroupStart();
+    if (r == ncclSuccess) ++t_group_depth;
+    return nccl_result(backend, r, "ncclGroupStart", nullptr);
   });
 }
 
@@ -181,7 +202,21 @@ xal_status_t group_end(xal_backend_t* backend) {
     if (backend->nccl == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED, "cuda: NCCL is not loaded");
     }
-    return nccl_result(backend, backend->nccl->ncclGroupEnd(), "ncclGroupEnd", nullptr);
+    const ncclResult_t r = backend->nccl->ncclGroupEnd();
+    if (t_group_depth > 0 && --t_group_depth == 0) {
+      // The group's calls are queued: the staging memory they read is free
+      // once each stream gets past them.
+      xal_status_t marked = XAL_SUCCESS;
+      for (const auto& [comm, stream] : std::exchange(t_staged, {})) {
+        const CUresult cr = comm->device->make_current();
+        const xal_status_t s = cr == CUDA_SUCCESS
+                                   ? staging_done(comm, stream)
+                                   : backend->fail(cr, "cuCtxSetCurrent", comm->device);
+        if (marked == XAL_SUCCESS) marked = s;
+      }
+      if (r == ncclSuccess && marked != XAL_SUCCESS) return marked;
+    }
+    return nccl_result(backend, r, "ncclGroupEnd", nullptr);
   });
 }
 
@@ -251,7 +286,10 @@ xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, s
         }
         const ncclResult_t ended = c.nccl.ncclGroupEnd();
         if (r == ncclSuccess) r = ended;
-        if (overlap && r == ncclSuccess) c.failed = staging_done(comm, c.stream);
+        if (overlap) {
+          const xal_status_t s = staging_queued(comm, c.stream);
+          if (r == ncclSuccess) c.failed = s;
+        }
         return r;
       });
 }

@@ -18,12 +18,17 @@ struct xal_bcomm_s {
   std::atomic<bool> aborted{false};
   // Where an in-place alltoall copies its send buffer first (the sends and
   // receives of one NCCL group run at once, so a receive could overwrite a
-  // block not yet sent). `staging_free` is recorded after each use, and the
-  // next use waits for it on its own stream. Grown as needed; an outgrown
-  // buffer is kept until destroy, as freeing it would wait for the device,
-  // where another rank's part may be waiting for this one's.
-  CUdeviceptr staging = 0;
-  size_t staging_bytes = 0;
+  // block not yet sent): one buffer per in-place alltoall of a group (the
+  // sends run at the group's end), `staging_free` recorded after the group,
+  // and the next group waits for it on its own stream. Grown as needed; an
+  // outgrown buffer is kept until destroy, as freeing it would wait for the
+  // device, where another rank's part may be waiting for this one's.
+  struct Staging {
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+  };
+  std::vector<Staging> staging;  // by use within the group being queued
+  size_t staging_used = 0;
   std::vector<CUdeviceptr> outgrown;
   uint64_t staging_generation = 0;  // the device's, when allocated
   CUevent staging_free = nullptr;
@@ -43,11 +48,13 @@ xal_status_t nccl_result(xal_backend_s* backend, ncclResult_t r, const char* cal
 bool map_dtype(xal_dtype_t dtype, ncclDataType_t* out);
 bool map_op(xal_op_t op, ncclRedOp_t* out);
 
-// Copies `bytes` of `send` into the comm's staging memory on `stream`,
-// after its last use; *out_copy is the copy. The comm's device is current.
+// Copies `bytes` of `send` into the next staging buffer of the group being
+// queued on `stream`, after the last group's use; *out_copy is the copy.
+// The comm's device is current.
 xal_status_t stage(xal_bcomm_s* comm, CUstream stream, xal_devptr_t send, size_t bytes,
                    xal_devptr_t* out_copy);
-// Marks the staging memory free once `stream` gets past this point.
+// Marks the staging memory free once `stream` gets past this point (after
+// the group that used it); the next group starts again at its first buffer.
 xal_status_t staging_done(xal_bcomm_s* comm, CUstream stream);
 // Releases the staging memory (at destroy), waiting for its last use; the
 // memory of a context a reset took is only forgotten. The comm's device is

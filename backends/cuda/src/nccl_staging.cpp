@@ -13,11 +13,13 @@ void free_staging(xal_bcomm_s* comm) {
   }
   if (alive) {
     for (CUdeviceptr p : comm->outgrown) d.cuMemFree(p);
-    if (comm->staging != 0) d.cuMemFree(comm->staging);
+    for (const xal_bcomm_s::Staging& b : comm->staging) {
+      if (b.ptr != 0) d.cuMemFree(b.ptr);
+    }
   }
   comm->outgrown.clear();
-  comm->staging = 0;
-  comm->staging_bytes = 0;
+  comm->staging.clear();
+  comm->staging_used = 0;
   comm->staging_free = nullptr;
 }
 
@@ -29,15 +31,16 @@ xal_status_t stage(xal_bcomm_s* comm, CUstream stream, xal_devptr_t send, size_t
     free_staging(comm);  // a device reset took it
   }
   CUresult r = CUDA_SUCCESS;
-  if (comm->staging_bytes < bytes) {
-    if (comm->staging != 0) comm->outgrown.push_back(comm->staging);
-    comm->staging = 0;
-    comm->staging_bytes = 0;
-    if ((r = d.cuMemAlloc(&comm->staging, bytes)) != CUDA_SUCCESS) {
-      comm->staging = 0;
+  if (comm->staging.size() <= comm->staging_used) comm->staging.resize(comm->staging_used + 1);
+  xal_bcomm_s::Staging& buffer = comm->staging[comm->staging_used];
+  if (buffer.bytes < bytes) {
+    if (buffer.ptr != 0) comm->outgrown.push_back(buffer.ptr);
+    buffer = {};
+    if ((r = d.cuMemAlloc(&buffer.ptr, bytes)) != CUDA_SUCCESS) {
+      buffer = {};
       return backend->fail(r, "cuMemAlloc (alltoall in place)", comm->device);
     }
-    comm->staging_bytes = bytes;
+    buffer.bytes = bytes;
     comm->staging_generation = comm->device->generation.load();
   }
   if (comm->staging_free == nullptr) {
@@ -48,14 +51,17 @@ xal_status_t stage(xal_bcomm_s* comm, CUstream stream, xal_devptr_t send, size_t
   } else if ((r = d.cuStreamWaitEvent(stream, comm->staging_free, 0)) != CUDA_SUCCESS) {
     return backend->fail(r, "cuStreamWaitEvent", comm->device);
   }
-  if ((r = d.cuMemcpyDtoDAsync(comm->staging, send, bytes, stream)) != CUDA_SUCCESS) {
+  if ((r = d.cuMemcpyDtoDAsync(buffer.ptr, send, bytes, stream)) != CUDA_SUCCESS) {
     return backend->fail(r, "cuMemcpyDtoDAsync (alltoall in place)", comm->device);
   }
-  *out_copy = comm->staging;
+  ++comm->staging_used;
+  *out_copy = buffer.ptr;
   return XAL_SUCCESS;
 }
 
 xal_status_t staging_done(xal_bcomm_s* comm, CUstream stream) {
+  comm->staging_used = 0;
+  if (comm->staging_free == nullptr) return XAL_SUCCESS;  // staging failed
   const CUresult r = comm->device->backend->driver.cuEventRecord(comm->staging_free, stream);
   return r == CUDA_SUCCESS ? XAL_SUCCESS
                            : comm->device->backend->fail(r, "cuEventRecord", comm->device);

@@ -6,6 +6,7 @@
 // op and dtype against a host reference is the conformance suite's
 // collectives group, which runs on both paths too.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm_fixture.h"
@@ -173,6 +174,29 @@ TEST_F(CudaComm, AlltoallInPlaceExchangesTheBlocks) {
   table_->mem_free(dev1_, b);
   table_->mem_free(dev0_, a2);
   table_->mem_free(dev1_, b2);
+}
+
+// Two in-place all-to-alls of the same communicators in one group: each
+// reads its own send buffer, though the calls run only at the group's end.
+TEST_F(CudaComm, TwoInPlaceAlltoallsInOneGroupKeepTheirOwnData) {
+  xal_devptr_t a1 = alloc(dev0_, 4 * sizeof(float)), a2 = alloc(dev0_, 4 * sizeof(float));
+  xal_devptr_t b1 = alloc(dev1_, 4 * sizeof(float)), b2 = alloc(dev1_, 4 * sizeof(float));
+  put(stream0_, a1, {1, 2, 3, 4});
+  put(stream1_, b1, {5, 6, 7, 8});
+  put(stream0_, a2, {10, 20, 30, 40});
+  put(stream1_, b2, {50, 60, 70, 80});
+  ASSERT_EQ(table_->group_start(backend_), XAL_SUCCESS);
+  for (auto [a, b] : {std::pair{a1, b1}, std::pair{a2, b2}}) {
+    ASSERT_EQ(table_->alltoall(comms_[0], a, a, 2, XAL_DTYPE_F32, stream0_), XAL_SUCCESS);
+    ASSERT_EQ(table_->alltoall(comms_[1], b, b, 2, XAL_DTYPE_F32, stream1_), XAL_SUCCESS);
+  }
+  ASSERT_EQ(table_->group_end(backend_), XAL_SUCCESS);
+  EXPECT_EQ(get(stream0_, a1, 4), (std::vector<float>{1, 2, 5, 6}));
+  EXPECT_EQ(get(stream1_, b1, 4), (std::vector<float>{3, 4, 7, 8}));
+  EXPECT_EQ(get(stream0_, a2, 4), (std::vector<float>{10, 20, 50, 60}));
+  EXPECT_EQ(get(stream1_, b2, 4), (std::vector<float>{30, 40, 70, 80}));
+  for (xal_devptr_t p : {a1, a2}) table_->mem_free(dev0_, p);
+  for (xal_devptr_t p : {b1, b2}) table_->mem_free(dev1_, p);
 }
 
 // Abort wakes a rank that waits for one that never comes (no timeout).

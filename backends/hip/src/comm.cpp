@@ -5,6 +5,8 @@
 // in-place all-to-all goes through a staged copy of the send buffer, and
 // an aborted communicator (ncclCommAbort frees it) is not used again.
 #include <array>
+#include <utility>
+#include <vector>
 
 #include "entries.h"
 #include "errors.h"
@@ -107,6 +109,23 @@ xal_status_t prepare(xal_bcomm_s* comm, xal_bstream_s* stream, xal_dtype_t dtype
 
 void* ptr(xal_devptr_t address) { return reinterpret_cast<void*>(address); }
 
+// This thread's RCCL group depth, and the communicators (with their
+// streams) whose staging memory its open group uses: RCCL runs the group's
+// calls at its end, so the memory is free only after that.
+thread_local int t_group_depth = 0;
+thread_local std::vector<std::pair<xal_bcomm_s*, hipStream_t>> t_staged;
+
+// After an in-place all-to-all's calls are queued: its staging memory is
+// free once the stream gets there, or after the open group.
+xal_status_t staging_queued(xal_bcomm_s* comm, hipStream_t stream) {
+  if (t_group_depth == 0) return staging_done(comm, stream);
+  for (const auto& [c, s] : t_staged) {
+    if (c == comm) return XAL_SUCCESS;
+  }
+  t_staged.emplace_back(comm, stream);
+  return XAL_SUCCESS;
+}
+
 }  // namespace
 
 xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
@@ -158,7 +177,9 @@ xal_status_t comm_destroy(xal_bcomm_t* comm) {
       owned = std::move(found->second);
       registry().comms.erase(found);
     }
-    if (owned->staging != nullptr && enter(owned->device) == XAL_SUCCESS) {
+    std::erase_if(t_staged,
+                  [&owned](const auto& staged) { return staged.first == owned.get(); });
+    if (!owned->staging.empty() && enter(owned->device) == XAL_SUCCESS) {
       free_staging(owned.get());
     }
     if (owned->aborted) return XAL_SUCCESS;  // ncclCommAbort freed RCCL's part
@@ -199,16 +220,27 @@ xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
 xal_status_t group_start(xal_backend_t* backend) {
   return guarded("hip group_start", [&]() -> xal_status_t {
     if (!backend->rccl.available()) return not_supported();
-    return rccl_check(&backend->rccl, backend->rccl.ncclGroupStart(),
-                      "ncclGroupStart");
+    const xal_status_t s =
+        rccl_check(&backend->rccl, backend->rccl.ncclGroupStart(), "ncclGroupStart");
+    if (s == XAL_SUCCESS) ++t_group_depth;
+    return s;
   });
 }
 
 xal_status_t group_end(xal_backend_t* backend) {
   return guarded("hip group_end", [&]() -> xal_status_t {
     if (!backend->rccl.available()) return not_supported();
-    return rccl_check(&backend->rccl, backend->rccl.ncclGroupEnd(),
-                      "ncclGroupEnd");
+    xal_status_t s = rccl_check(&backend->rccl, backend->rccl.ncclGroupEnd(), "ncclGroupEnd");
+    if (t_group_depth > 0 && --t_group_depth == 0) {
+      // The group's calls are queued: the staging memory they read is free
+      // once each stream gets past them.
+      for (const auto& [comm, stream] : std::exchange(t_staged, {})) {
+        xal_status_t marked = enter(comm->device);
+        if (marked == XAL_SUCCESS) marked = staging_done(comm, stream);
+        if (s == XAL_SUCCESS) s = marked;
+      }
+    }
+    return s;
   });
 }
 
@@ -330,11 +362,9 @@ xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
       }
     }
     xal_status_t end = rccl_check(rccl, rccl->ncclGroupEnd(), "ncclGroupEnd");
-    if (first == XAL_SUCCESS && end == XAL_SUCCESS && overlap) {
-      // The staging memory is free again once the group ran.
-      end = check(comm->device, comm->device->backend->api().hipEventRecord(comm->staging_free,
-                                                                          stream->handle),
-                  "hipEventRecord");
+    if (overlap) {
+      const xal_status_t s = staging_queued(comm, stream->handle);
+      if (end == XAL_SUCCESS) end = s;
     }
     return first != XAL_SUCCESS ? first : end;
   });

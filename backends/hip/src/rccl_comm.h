@@ -17,12 +17,18 @@ struct xal_bcomm_s {
   uint32_t size = 0;
   xal::hip::Rccl* rccl = nullptr;
   std::atomic<bool> aborted{false};
-  // The staged copy of an in-place all-to-all's send buffer (RCCL's sends
-  // and receives of one group run at once): reused after `staging_free`,
-  // grown as needed; outgrown buffers are freed with the communicator, as
-  // a free would wait for the device, where a part may wait for a peer's.
-  void* staging = nullptr;
-  size_t staging_bytes = 0;
+  // The staged copies of in-place all-to-alls' send buffers (RCCL's sends
+  // and receives of one group run at once, at the group's end): one buffer
+  // per in-place all-to-all of a group, reused by the next group after
+  // `staging_free` (recorded after the group), grown as needed; outgrown
+  // buffers are freed with the communicator, as a free would wait for the
+  // device, where a part may wait for a peer's.
+  struct Staging {
+    void* ptr = nullptr;
+    size_t bytes = 0;
+  };
+  std::vector<Staging> staging;  // by use within the group being queued
+  size_t staging_used = 0;
   uint64_t staging_generation = 0;
   std::vector<void*> outgrown;
   hipEvent_t staging_free = nullptr;
@@ -30,10 +36,15 @@ struct xal_bcomm_s {
 
 namespace xal::hip {
 
-// Copies `bytes` of `send` to the staging memory on `stream`, after its
-// last use; *out_copy is the copy. The device is entered.
+// Copies `bytes` of `send` into the next staging buffer of the group being
+// queued on `stream`, after the last group's use; *out_copy is the copy.
+// The device is entered.
 xal_status_t stage(xal_bcomm_s* comm, hipStream_t stream, xal_devptr_t send, size_t bytes,
                    xal_devptr_t* out_copy);
+
+// After the group (or lone call) that used the staging memory is queued on
+// `stream`: it is free once the stream gets there.
+xal_status_t staging_done(xal_bcomm_s* comm, hipStream_t stream);
 
 // Frees the staging memory (at destroy), after its last use; memory of a
 // generation a reset ended is only forgotten. The device is entered.

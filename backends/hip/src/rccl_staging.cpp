@@ -19,11 +19,13 @@ void free_staging(xal_bcomm_s* comm) {
       (void)api.hipEventDestroy(comm->staging_free);
     }
     for (void* p : comm->outgrown) (void)api.hipFree(p);
-    if (comm->staging != nullptr) (void)api.hipFree(comm->staging);
+    for (const xal_bcomm_s::Staging& b : comm->staging) {
+      if (b.ptr != nullptr) (void)api.hipFree(b.ptr);
+    }
   }
   comm->outgrown.clear();
-  comm->staging = nullptr;
-  comm->staging_bytes = 0;
+  comm->staging.clear();
+  comm->staging_used = 0;
   comm->staging_free = nullptr;
 }
 
@@ -32,15 +34,17 @@ xal_status_t stage(xal_bcomm_s* comm, hipStream_t stream, xal_devptr_t send, siz
   xal_bdevice_s* device = comm->device;
   const HipApi& api = device->backend->api();
   if (comm->staging_generation != device->generation) free_staging(comm);
-  if (comm->staging_bytes < bytes) {
-    if (comm->staging != nullptr) comm->outgrown.push_back(comm->staging);
-    comm->staging = nullptr;
-    comm->staging_bytes = 0;
-    if (xal_status_t s = check(device, api.hipMalloc(&comm->staging, bytes), "hipMalloc");
+  if (comm->staging.size() <= comm->staging_used) comm->staging.resize(comm->staging_used + 1);
+  xal_bcomm_s::Staging& buffer = comm->staging[comm->staging_used];
+  if (buffer.bytes < bytes) {
+    if (buffer.ptr != nullptr) comm->outgrown.push_back(buffer.ptr);
+    buffer = {};
+    if (xal_status_t s = check(device, api.hipMalloc(&buffer.ptr, bytes), "hipMalloc");
         s != XAL_SUCCESS) {
+      buffer = {};
       return s;
     }
-    comm->staging_bytes = bytes;
+    buffer.bytes = bytes;
     comm->staging_generation = device->generation;
   }
   if (comm->staging_free == nullptr) {
@@ -57,13 +61,22 @@ xal_status_t stage(xal_bcomm_s* comm, hipStream_t stream, xal_devptr_t send, siz
     return s;
   }
   if (xal_status_t s = check(device,
-                             api.hipMemcpyDtoDAsync(comm->staging, ptr(send), bytes, stream),
+                             api.hipMemcpyDtoDAsync(buffer.ptr, ptr(send), bytes, stream),
                              "hipMemcpyDtoDAsync");
       s != XAL_SUCCESS) {
     return s;
   }
-  *out_copy = reinterpret_cast<xal_devptr_t>(comm->staging);
+  ++comm->staging_used;
+  *out_copy = reinterpret_cast<xal_devptr_t>(buffer.ptr);
   return XAL_SUCCESS;
+}
+
+xal_status_t staging_done(xal_bcomm_s* comm, hipStream_t stream) {
+  comm->staging_used = 0;
+  if (comm->staging_free == nullptr) return XAL_SUCCESS;  // staging failed
+  return check(comm->device,
+               comm->device->backend->api().hipEventRecord(comm->staging_free, stream),
+               "hipEventRecord");
 }
 
 }  // namespace xal::hip

@@ -100,6 +100,42 @@ TEST_F(HipRccl, InPlaceAlltoallExchangesTheBlocks) {
   EXPECT_EQ(rb, (std::vector<float>{3, 4, 7, 8}));
 }
 
+// Two in-place all-to-alls in one group: RCCL runs them at the group's end,
+// and each still sends its own blocks.
+TEST_F(HipRccl, TwoInPlaceAlltoallsInOneGroupKeepTheirOwnData) {
+  xal_devptr_t second[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(xal_mem_alloc(devs_[i], 16, &second[i]), XAL_SUCCESS);
+  }
+  const std::vector<float> in[2][2] = {{{1, 2, 3, 4}, {10, 20, 30, 40}},
+                                       {{5, 6, 7, 8}, {50, 60, 70, 80}}};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(xal_memcpy_htod(streams_[i], bufs_[i], in[i][0].data(), 16), XAL_SUCCESS);
+    ASSERT_EQ(xal_memcpy_htod(streams_[i], second[i], in[i][1].data(), 16), XAL_SUCCESS);
+  }
+  ASSERT_EQ(xal_group_start(), XAL_SUCCESS);
+  for (xal_devptr_t* b : {bufs_, second}) {
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(xal_alltoall(comms_[i], b[i], b[i], 2, XAL_DTYPE_F32, streams_[i]), XAL_SUCCESS)
+          << last_message();
+    }
+  }
+  ASSERT_EQ(xal_group_end(), XAL_SUCCESS);
+  std::vector<float> out[2][2];
+  for (int i = 0; i < 2; ++i) {
+    out[i][0].resize(4);
+    out[i][1].resize(4);
+    ASSERT_EQ(xal_memcpy_dtoh(streams_[i], out[i][0].data(), bufs_[i], 16), XAL_SUCCESS);
+    ASSERT_EQ(xal_memcpy_dtoh(streams_[i], out[i][1].data(), second[i], 16), XAL_SUCCESS);
+    ASSERT_EQ(xal_stream_synchronize(streams_[i]), XAL_SUCCESS);
+  }
+  EXPECT_EQ(out[0][0], (std::vector<float>{1, 2, 5, 6}));
+  EXPECT_EQ(out[1][0], (std::vector<float>{3, 4, 7, 8}));
+  EXPECT_EQ(out[0][1], (std::vector<float>{10, 20, 50, 60}));
+  EXPECT_EQ(out[1][1], (std::vector<float>{30, 40, 70, 80}));
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(xal_mem_free(devs_[i], second[i]), XAL_SUCCESS);
+}
+
 TEST_F(HipRccl, XalsRulesHoldWhereRcclsDiffer) {
   EXPECT_EQ(xal_allreduce(comms_[0], bufs_[0], bufs_[0], 4, XAL_DTYPE_I32, XAL_OP_AVG,
                           streams_[0]),
