@@ -87,6 +87,18 @@ if(XAL_BUILD_TESTS AND TARGET xal_example_collectives_check AND TARGET xal_backe
       ENVIRONMENT_MODIFICATION
         "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_cuda>;XAL_CUDA_DRIVER=set:$<TARGET_FILE:xalsim_cuda>;XALSIM_CUDA_DEVICES=set:3;XALSIM_CUDA_MEMORY=set:1GiB;XAL_CUDA_NVML=set:off;XAL_CUDA_HOST_FUNCS=unset:;XAL_CUDA_COLLECTIVES=set:peer;${_xal_cc_env}")
   endif()
+  # The HIP plugin's RCCL entries on the simulated RCCL: three HIP devices
+  # with a mock card (a native group of the core's hierarchical path).
+  if(TARGET xal_backend_hip AND TARGET xal_rccl_sim AND TARGET xal_backend_mock)
+    add_test(NAME example_collectives_check_hip_sim_rccl
+             COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                     "-DEXPECT=native groups: hip \\(3 ranks\\);4 ranks, [0-9]+ checks, 0 mismatches;collectives_check: OK"
+                     -P "${CMAKE_CURRENT_LIST_FILE}")
+    set_tests_properties(example_collectives_check_hip_sim_rccl PROPERTIES
+      LABELS "examples;integration;hip;simulation" TIMEOUT 180
+      ENVIRONMENT_MODIFICATION
+        "XAL_BACKENDS=set:hip,$<TARGET_FILE:xal_backend_mock>;XAL_MOCK_DEVICES=set:1*a100-40g;XAL_HIP_LIBRARY=set:$<TARGET_FILE_DIR:xal_hip_sim>/libamdhip64.so.5;XALSIM_HIP_DEVICES=set:3;XAL_RCCL_LIBRARY=set:$<TARGET_FILE:xal_rccl_sim>;${_xal_cc_env}")
+  endif()
   # The CUDA plugin's NCCL entries on the simulated NCCL: three CUDA devices
   # alone (native), and two with a mock card (a native group of the core's
   # hierarchical path).
