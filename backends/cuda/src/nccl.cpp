@@ -60,32 +60,34 @@ xal_status_t collective(xal_bcomm_s* comm, xal_bstream_s* stream, const Shape& s
   if (comm == nullptr || stream == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = comm->device->backend;
   return guarded(backend, [&]() -> xal_status_t {
-    const std::string what = std::string("cuda: ") + shape.name + ": ";
+    // The message is made only on an error: this runs on every call.
+    auto refuse = [&](xal_status_t status, const std::string& why) {
+      return backend->error(status, std::string("cuda: ") + shape.name + ": " + why);
+    };
     if (comm->aborted) {
-      return backend->error(XAL_ERROR_ABORTED, what + "the communicator was aborted");
+      return refuse(XAL_ERROR_ABORTED, "the communicator was aborted");
     }
     if (stream->device != comm->device) {
-      return backend->error(
-          XAL_ERROR_INVALID_ARGUMENT,
-          what + "the stream is not on rank " + std::to_string(comm->rank) + "'s device");
+      return refuse(XAL_ERROR_INVALID_ARGUMENT,
+                    "the stream is not on rank " + std::to_string(comm->rank) + "'s device");
     }
     Call call{*backend->nccl, comm->comm, {}, ncclSum, stream->stream};
     if (!map_dtype(shape.dtype, &call.type)) {
-      return backend->error(XAL_ERROR_INVALID_ARGUMENT, what + "unknown dtype");
+      return refuse(XAL_ERROR_INVALID_ARGUMENT, "unknown dtype");
     }
     if (shape.with_op) {
       // xal's rules first (avg on integers is NOT_SUPPORTED); NCCL's differ.
       std::string why;
       if (xal_status_t s = common::check_dtype_op(shape.dtype, shape.op, &why); s) {
-        return backend->error(s, what + why);
+        return refuse(s, why);
       }
       if (!map_op(shape.op, &call.op)) {
-        return backend->error(XAL_ERROR_INVALID_ARGUMENT, what + "unknown op");
+        return refuse(XAL_ERROR_INVALID_ARGUMENT, "unknown op");
       }
     }
     if (shape.with_root && shape.root >= static_cast<uint32_t>(comm->size)) {
-      return backend->error(XAL_ERROR_INVALID_ARGUMENT,
-                            what + "root " + std::to_string(shape.root) + " is out of range");
+      return refuse(XAL_ERROR_INVALID_ARGUMENT,
+                    "root " + std::to_string(shape.root) + " is out of range");
     }
     if (xal_status_t s = comm->device->check_health(); s != XAL_SUCCESS) return s;
     if (const CUresult r = comm->device->make_current(); r != CUDA_SUCCESS) {
