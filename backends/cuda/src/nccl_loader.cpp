@@ -20,6 +20,11 @@ std::string Nccl::library_path() {
   return text;
 }
 
+bool Nccl::named() {
+  const char* value = std::getenv("XAL_CUDA_NCCL");
+  return value != nullptr && *value != '\0' && !library_path().empty();
+}
+
 std::unique_ptr<Nccl> Nccl::open(const std::string& path,
                                  std::string* out_reason) {
   std::unique_ptr<Nccl> nccl(new Nccl());

@@ -25,6 +25,10 @@ class Nccl {
   // The library path to use: XAL_CUDA_NCCL or "libnccl.so.2"; empty when
   // XAL_CUDA_NCCL is "off" or "0".
   static std::string library_path();
+  // True when XAL_CUDA_NCCL names a library. With the simulated driver only
+  // a named one is opened: the default libnccl.so.2 would be a real NCCL,
+  // which is never loaded there.
+  static bool named();
   // Opens NCCL; null with *out_reason on failure.
   static std::unique_ptr<Nccl> open(const std::string& path,
                                     std::string* out_reason);

@@ -95,7 +95,10 @@ xal_status_t init(const xal_backend_init_args_t* args,
       if (nccl_path.empty()) {
         nccl_note = "NCCL off (XAL_CUDA_NCCL)";
       } else if (backend->nccl == nullptr) {
-        if (why.empty()) {  // not tried (see chosen_collectives): why not
+        if (why.empty() && simulated && !Nccl::named()) {
+          why = "the simulated driver takes only a simulated NCCL named by "
+                "XAL_CUDA_NCCL";
+        } else if (why.empty()) {  // not tried (see chosen_collectives): why not
           const std::unique_ptr<Nccl> probe = Nccl::open(nccl_path, &why);
           if (probe != nullptr) why = nccl_mismatch(*probe, simulated);
         }
@@ -289,10 +292,11 @@ bool nccl_present() {
   std::call_once(once, [] {
     const std::string path = Nccl::library_path();
     if (path.empty()) return;
+    const bool simulated = simulated_driver_requested();
+    if (simulated && !Nccl::named()) return;  // see Nccl::named()
     std::string reason;
     const std::unique_ptr<Nccl> nccl = Nccl::open(path, &reason);
-    present = nccl != nullptr &&
-              nccl_mismatch(*nccl, simulated_driver_requested()).empty();
+    present = nccl != nullptr && nccl_mismatch(*nccl, simulated).empty();
   });
   return present;
 }

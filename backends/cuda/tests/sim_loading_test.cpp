@@ -4,6 +4,7 @@
 // NoDriver.*, which runs in its own process without XAL_CUDA_DRIVER.
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "plugin_fixture.h"
@@ -115,6 +116,35 @@ TEST(CudaSimulationLoading, NoNcclWithTheSimulatedDriver) {
   EXPECT_NE(std::string(d.note).find("collectives on the core's path"), std::string::npos)
       << d.note;
   EXPECT_EQ(t->shutdown(backend), XAL_SUCCESS);
+}
+
+// With the simulated driver the default libnccl.so.2, a real NCCL where one
+// is on the library path, is never opened, not even to say why it is not
+// used: only a simulated NCCL named by XAL_CUDA_NCCL is. CTest runs this
+// with a stand-in libnccl.so.2 on LD_LIBRARY_PATH that sets
+// XAL_TEST_NCCL_LOADED when loaded (nccl_load_probe.c).
+TEST(CudaSimulationLoading, DefaultNcclNotLoadedWithTheSimulatedDriver) {
+  if (std::getenv("XAL_TEST_NCCL_PROBE") == nullptr) {
+    GTEST_SKIP() << "needs the stand-in libnccl.so.2 on LD_LIBRARY_PATH";
+  }
+  ASSERT_EQ(std::getenv("XAL_CUDA_NCCL"), nullptr);
+  ASSERT_NE(kTableAtStart, nullptr);
+  EXPECT_EQ(kTableAtStart->comm_create, nullptr);
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_error().message;
+  xal_backend_describe_t d{};
+  d.struct_size = sizeof d;
+  ASSERT_EQ(kTableAtStart->describe(backend, &d), XAL_SUCCESS);
+  EXPECT_NE(std::string(d.note).find("collectives on the core's path"), std::string::npos)
+      << d.note;
+  EXPECT_EQ(kTableAtStart->shutdown(backend), XAL_SUCCESS);
+  EXPECT_EQ(std::getenv("XAL_TEST_NCCL_LOADED"), nullptr)
+      << "the plugin opened libnccl.so.2 with the simulated driver";
+  // The stand-in is there to be found: otherwise the check proves nothing.
+  void* probe = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
+  ASSERT_NE(probe, nullptr) << dlerror();
+  EXPECT_NE(std::getenv("XAL_TEST_NCCL_LOADED"), nullptr);
+  dlclose(probe);
 }
 
 TEST(CudaSimulationLoading, PeerCollectivesWhenAskedFor) {
