@@ -91,7 +91,7 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
       backend->devices.push_back(std::move(device));
     }
     if (!backend->rccl.load(config(args->services, "XAL_RCCL_LIBRARY"),
-                            &reason)) {
+                            backend->library.simulated(), &reason)) {
       log_info(args->services, "RCCL not used: " + reason);
     }
     if (!backend->smi.load(config(args->services, "XAL_ROCM_SMI_LIBRARY"),

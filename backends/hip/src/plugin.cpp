@@ -1,9 +1,10 @@
 // The HIP backend's plugin table and its one exported symbol.
-#include <dlfcn.h>
-
 #include <cstdlib>
+#include <string>
 
+#include "dynamic_symbols.h"
 #include "entries.h"
+#include "rccl.h"
 
 namespace xal::hip {
 namespace {
@@ -74,15 +75,20 @@ constexpr xal_backend_table_t make_table(bool with_collectives) {
 constexpr xal_backend_table_t kTableWithRccl = make_table(true);
 constexpr xal_backend_table_t kTableWithoutRccl = make_table(false);
 
-// Whether RCCL can be opened: without it the collective entries stay NULL
-// so that the core runs its own collectives on HIP devices.
+// Whether RCCL can serve the runtime init will load, by the same checks as
+// init's (Rccl::load): without it the collective entries stay NULL so that
+// the core runs its own collectives on HIP devices. An RCCL that opens but
+// is incomplete, or that cannot serve this runtime, must not give the table
+// with native collectives.
 bool rccl_present() {
+  HipLibrary runtime;
+  std::string reason;
+  const char* runtime_path = std::getenv("XAL_HIP_LIBRARY");
+  const bool simulated =
+      runtime.load(runtime_path != nullptr ? runtime_path : "", &reason) && runtime.simulated();
   const char* path = std::getenv("XAL_RCCL_LIBRARY");
-  void* handle = dlopen(path != nullptr && path[0] != '\0' ? path : "librccl.so.1",
-                        RTLD_LAZY | RTLD_LOCAL);
-  if (handle == nullptr) return false;
-  dlclose(handle);
-  return true;
+  Rccl rccl;
+  return rccl.load(path != nullptr ? path : "", simulated, &reason);
 }
 
 }  // namespace

@@ -8,7 +8,13 @@ Rccl::~Rccl() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-bool Rccl::load(const std::string& path, std::string* reason) {
+bool Rccl::load(const std::string& path, bool runtime_simulated,
+                std::string* reason) {
+  if (path.empty() && runtime_simulated) {
+    *reason = "the simulated runtime takes only a simulated RCCL named by "
+              "XAL_RCCL_LIBRARY";
+    return false;
+  }
   const std::string name = path.empty() ? "librccl.so.1" : path;
   dlerror();
   void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -40,12 +46,18 @@ bool Rccl::load(const std::string& path, std::string* reason) {
   resolve(ncclReduceScatter, "ncclReduceScatter");
   resolve(ncclSend, "ncclSend");
   resolve(ncclRecv, "ncclRecv");
+  const bool simulated = dlsym(handle, "xalsim_nccl_is_simulated") != nullptr;
+  if (complete && simulated != runtime_simulated) {
+    complete = false;
+    *reason = name + (simulated ? ": the simulated RCCL needs the simulated runtime"
+                                : ": the real RCCL cannot run on the simulated runtime");
+  }
   if (!complete) {
     dlclose(handle);
     return false;
   }
   handle_ = handle;
-  simulated_ = dlsym(handle, "xalsim_nccl_is_simulated") != nullptr;
+  simulated_ = simulated;
   return true;
 }
 

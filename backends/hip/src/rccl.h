@@ -23,9 +23,12 @@ class Rccl {
   Rccl& operator=(const Rccl&) = delete;
   ~Rccl();
 
-  // Opens `path` or librccl.so.1; false (with `reason`) when absent or
-  // incomplete. Not thread-safe; call once at init.
-  bool load(const std::string& path, std::string* reason);
+  // Opens `path` or librccl.so.1; false (with `reason`) when absent,
+  // incomplete or unable to serve the runtime: the real RCCL drives a real
+  // runtime only, the tests' simulated RCCL the simulated one only, and with
+  // the simulated runtime the default librccl.so.1 is not even opened (only
+  // a library `path` names). Not thread-safe; call once at init.
+  bool load(const std::string& path, bool runtime_simulated, std::string* reason);
   bool available() const { return handle_ != nullptr; }
   // True for the tests' simulated RCCL (testing/sim_rccl_hip.cpp).
   bool simulated() const { return simulated_; }
