@@ -7,9 +7,6 @@
 namespace xal::hip {
 namespace {
 
-// Symbol a simulated driver exports so that xal labels what it runs on.
-constexpr const char* kSimulatedMarker = "xal_simulated_driver";
-
 std::string dl_error_text() {
   const char* text = dlerror();
   return text != nullptr ? text : "unknown dlopen error";

@@ -37,6 +37,8 @@ class HipLibrary {
 
   const HipApi& api() const { return api_; }
   const std::string& path() const { return path_; }
+  // Symbol a simulated runtime exports so that xal labels what it runs on.
+  static constexpr const char* kSimulatedMarker = "xal_simulated_driver";
   // True when the library exports the simulated-driver marker.
   bool simulated() const { return simulated_; }
   std::string simulated_note() const { return simulated_note_; }

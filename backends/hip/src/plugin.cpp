@@ -1,4 +1,6 @@
 // The HIP backend's plugin table and its one exported symbol.
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -75,20 +77,26 @@ constexpr xal_backend_table_t make_table(bool with_collectives) {
 constexpr xal_backend_table_t kTableWithRccl = make_table(true);
 constexpr xal_backend_table_t kTableWithoutRccl = make_table(false);
 
+// True when XAL_HIP_LIBRARY names the tests' simulated runtime (the default
+// sonames are the real one, which is not loaded here: init does that). The
+// library is left open, as init opens it again.
+bool simulated_runtime_requested() {
+  const char* path = std::getenv("XAL_HIP_LIBRARY");
+  if (path == nullptr || *path == '\0') return false;
+  void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+  return handle != nullptr && dlsym(handle, HipLibrary::kSimulatedMarker) != nullptr;
+}
+
 // Whether RCCL can serve the runtime init will load, by the same checks as
 // init's (Rccl::load): without it the collective entries stay NULL so that
 // the core runs its own collectives on HIP devices. An RCCL that opens but
 // is incomplete, or that cannot serve this runtime, must not give the table
 // with native collectives.
 bool rccl_present() {
-  HipLibrary runtime;
-  std::string reason;
-  const char* runtime_path = std::getenv("XAL_HIP_LIBRARY");
-  const bool simulated =
-      runtime.load(runtime_path != nullptr ? runtime_path : "", &reason) && runtime.simulated();
   const char* path = std::getenv("XAL_RCCL_LIBRARY");
   Rccl rccl;
-  return rccl.load(path != nullptr ? path : "", simulated, &reason);
+  std::string reason;
+  return rccl.load(path != nullptr ? path : "", simulated_runtime_requested(), &reason);
 }
 
 }  // namespace
