@@ -29,7 +29,10 @@ std::unique_ptr<Nccl> Nccl::open(const std::string& path,
                                  std::string* out_reason) {
   std::unique_ptr<Nccl> nccl(new Nccl());
   dlerror();
-  nccl->library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Never unloaded (RTLD_NODELETE): NCCL carries its own CUDA runtime,
+  // with exit handlers and per-thread state that must outlive its use, as
+  // libcuda is never unloaded either.
+  nccl->library_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (nccl->library_ == nullptr) {
     const char* err = dlerror();
     *out_reason = err != nullptr ? err : path + ": cannot be opened";

@@ -147,6 +147,23 @@ TEST(CudaSimulationLoading, DefaultNcclNotLoadedWithTheSimulatedDriver) {
   dlclose(probe);
 }
 
+// A library opened as NCCL is never unloaded: a real NCCL carries its own
+// CUDA runtime, with exit handlers and per-thread state. CTest names the
+// stand-in libnccl.so.2 (not an NCCL: the plugin refuses it) in
+// XAL_CUDA_NCCL (cuda_simulation_nccl_never_unloaded).
+TEST(CudaSimulationLoading, NcclLibraryIsNeverUnloaded) {
+  const char* path = std::getenv("XAL_CUDA_NCCL");
+  if (path == nullptr || std::getenv("XAL_TEST_NCCL_PROBE") == nullptr) {
+    GTEST_SKIP() << "needs XAL_CUDA_NCCL naming the stand-in libnccl.so.2";
+  }
+  ASSERT_NE(kTableAtStart, nullptr);
+  EXPECT_EQ(kTableAtStart->comm_create, nullptr);  // it has none of NCCL's functions
+  EXPECT_NE(std::getenv("XAL_TEST_NCCL_LOADED"), nullptr) << path << " was not opened";
+  void* nccl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  EXPECT_NE(nccl, nullptr) << path << " was unloaded";
+  if (nccl != nullptr) dlclose(nccl);
+}
+
 TEST(CudaSimulationLoading, PeerCollectivesWhenAskedFor) {
   ScopedEnv peer("XAL_CUDA_COLLECTIVES", "peer");
   const xal_backend_table_t* t = table_now();

@@ -17,7 +17,9 @@ bool Rccl::load(const std::string& path, bool runtime_simulated,
   }
   const std::string name = path.empty() ? "librccl.so.1" : path;
   dlerror();
-  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // Never unloaded (RTLD_NODELETE), as NCCL in the CUDA plugin: its exit
+  // handlers and per-thread state must outlive its use.
+  void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* text = dlerror();
     *reason = name + ": " + (text != nullptr ? text : "not found");
