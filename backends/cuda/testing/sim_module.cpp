@@ -3,7 +3,8 @@
 // contains XALSIM_JIT_ERROR fails to "compile" with a log, as ptxas would.
 // Kernels run on the host on the stream's worker: xal's reduction kernels
 // (xal_reduce_<op>_<dtype>, xal_scale_<dtype>) and test kernels
-// (xalsim_fill_u32, xalsim_illegal_address); others do nothing.
+// (xalsim_fill_u32, xalsim_illegal_address), and xal-cuda-rawbench's gate
+// (xal_bench_spin: sleeps its nanoseconds); others do nothing.
 // SIMULATION ONLY.
 #include <algorithm>
 #include <chrono>
@@ -137,6 +138,8 @@ CUresult run_kernel(const std::string& name, void** params,
     for (unsigned long long i = 0; i < n; ++i) dst[i] = value;
   } else if (name == "xalsim_illegal_address") {
     return CUDA_ERROR_ILLEGAL_ADDRESS;
+  } else if (name == "xal_bench_spin") {  // xal-cuda-rawbench's gate
+    std::this_thread::sleep_for(std::chrono::nanoseconds(arg<unsigned long long>(params, 0)));
   }
   return CUDA_SUCCESS;
 }
@@ -149,6 +152,7 @@ std::vector<size_t> param_sizes(const std::string& name) {
     return {8, 8, 8};
   }
   if (name == "xalsim_fill_u32") return {8, 4, 8};
+  if (name == "xal_bench_spin") return {8};
   return {};
 }
 

@@ -1,18 +1,29 @@
-// bench_common.h -- shared parts of xal-cuda-rawbench: options, results,
-// the report against the targets (copies >= 0.98 of raw from 1 MiB, launch <= +0.2 us).
+// bench_common.h -- shared parts of xal-cuda-rawbench: options, results, the
+// copy timing both sides run, the report against the targets (copies >= 0.98
+// of raw from 1 MiB, launch <= +0.2 us).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace xal::cuda::rawbench {
 
-// An empty kernel, for the launch cost.
-inline constexpr char kEmptyKernelPtx[] =
+// The kernels both sides load: an empty one, for the launch cost, and a
+// gate that spins on the GPU's nanosecond timer for `ns`, so that a batch of
+// copies is queued behind it and then runs back to back, timed by events
+// (as nvbandwidth times copies behind a blocking kernel).
+inline constexpr char kBenchKernelsPtx[] =
     ".version 7.0\n.target sm_70\n.address_size 64\n"
-    ".visible .entry xal_empty()\n{\n\tret;\n}\n";
+    ".visible .entry xal_empty()\n{\n\tret;\n}\n"
+    ".visible .entry xal_bench_spin(.param .u64 ns)\n{\n"
+    "\t.reg .pred %p;\n\t.reg .b64 %rd<5>;\n"
+    "\tld.param.u64 %rd1, [ns];\n\tmov.u64 %rd2, %globaltimer;\n"
+    "SPIN:\n\tmov.u64 %rd3, %globaltimer;\n\tsub.u64 %rd4, %rd3, %rd2;\n"
+    "\tsetp.lt.u64 %p, %rd4, %rd1;\n\t@%p bra SPIN;\n\tret;\n}\n";
 
 struct Options {
   int device = 0;
@@ -20,14 +31,36 @@ struct Options {
   int trials = 5;
   int launches = 20000;
   int batch = 256;
+  int gate_us = 5000;
   std::vector<size_t> sizes;
 };
 
+// One copy figure. The gbps fields are device-timed (events around a gated
+// batch: the copies' own bandwidth, checked against the targets); the
+// host_gbps fields host-timed (first enqueue to stream synchronize: what a
+// caller that waits sees, call costs included). raw_registered_gbps: raw
+// again, H2D/D2H only, from malloc'ed pages registered with
+// cuMemHostRegister, as xal's page-locked memory is made, device-timed.
 struct Result {
   std::string direction;  // htod, dtoh, dtod
   size_t bytes = 0;
   double raw_gbps = 0;
   double xal_gbps = 0;
+  double raw_host_gbps = 0;
+  double xal_host_gbps = 0;
+  double raw_registered_gbps = 0;
+};
+
+// What a side (the driver API, or xal) does for time_copies(). Each
+// returns false with its error set; query_start gives 1 when the start
+// event has completed, 0 when not.
+struct CopySide {
+  std::function<bool(const std::string& direction, size_t bytes)> copy;
+  std::function<bool()> synchronize;
+  std::function<bool(uint64_t ns)> gate;         // the spin kernel
+  std::function<bool(bool start)> record;        // the start or end event
+  std::function<int()> query_start;              // -1 on error
+  std::function<bool(float* ms)> elapsed_ms;     // start to end
 };
 
 // Copies per timed trial for `bytes`: at least options.iterations, and
@@ -40,6 +73,21 @@ inline int iterations_for(const Options& options, size_t bytes) {
   return static_cast<int>(std::max<size_t>(
       static_cast<size_t>(options.iterations), std::min<size_t>(needed, 4096)));
 }
+
+// Copies queued behind one gate at most: a stream's queue is bounded, and
+// a full one would block the host until the gate opens.
+inline constexpr int kMaxQueuedCopies = 256;
+
+// Times `direction` copies of `bytes` on `side`, the best of
+// options.trials after a warm-up: host-timed into *host_gbps
+// (iterations_for() copies), and device-timed into *device_gbps: the gate
+// kernel, the start event, the copies (kMaxQueuedCopies at most), the end
+// event; a gate that opened before the last copy was queued is lengthened
+// (doubled while under 1 s) and the batch repeated. False with *error when a
+// call fails or the gate cannot be made long enough.
+bool time_copies(const Options& options, const std::string& direction, size_t bytes,
+                 const CopySide& side, double* host_gbps, double* device_gbps,
+                 std::string* error);
 
 // Parses "1MiB"-style sizes; false with *error on a malformed one.
 bool parse_sizes(const std::vector<std::string>& text, std::vector<size_t>* out,

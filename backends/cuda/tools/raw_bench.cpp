@@ -5,11 +5,15 @@
 // of cuLaunchKernel, first through the driver directly (dlopen of
 // libcuda.so.1, as the backend does) and then the same through xal's public
 // ABI, alternating the two (raw, xal, raw, xal) so that both see the same
-// machine state and as many trials. Both sides do the same work: page-locked
-// host memory, a non-blocking stream, copies timed with the host clock from
-// the first enqueue to the stream synchronize (after an untimed warm-up),
-// and the host time of cuLaunchKernel of an empty kernel in batches. Writes
-// a JSON report with the ratios and the targets:
+// machine state and as many trials. Both sides do the same work
+// (time_copies in bench_common.cpp): page-locked host memory, a non-blocking
+// stream, copies timed by events around a batch queued behind a spin kernel
+// (the copies' bandwidth, which the targets are read against) and with the
+// host clock from the first enqueue to the stream synchronize (call costs
+// included), each after an untimed warm-up; and the host time of
+// cuLaunchKernel of an empty kernel in batches. Raw H2D/D2H are also timed
+// from registered pages, as xal makes its page-locked memory. Writes a JSON
+// report with the ratios and the targets:
 //   H2D/D2H >= 0.98 of raw from 1 MiB, D2D >= 0.98, launch <= +0.2 us.
 #include <CLI/CLI.hpp>
 
@@ -18,12 +22,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench_common.h"
 #include "dynamic_symbols.h"
 
+using xal::cuda::rawbench::CopySide;
 using xal::cuda::rawbench::Options;
 using xal::cuda::rawbench::Result;
 
@@ -36,7 +42,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-
 #define CHECK_CU(call)                                                     \
   do {                                                                     \
     const CUresult r_ = (call);                                            \
@@ -46,6 +51,40 @@ using Clock = std::chrono::steady_clock;
       return 1;                                                            \
     }                                                                      \
   } while (0)
+
+// The driver API's half of time_copies(): copies between `host` and `a`, or
+// `a` to `b`, on `stream`, gated by `spin`, timed by `events`.
+CopySide raw_side(const xal::cuda::DriverSymbols& d, void* host, CUdeviceptr a, CUdeviceptr b,
+                  CUstream stream, CUfunction spin, CUevent* events, std::string* error) {
+  auto ok = [error](CUresult r, const char* call) {
+    if (r == CUDA_SUCCESS) return true;
+    *error = std::string(call) + " failed with " + std::to_string(static_cast<int>(r));
+    return false;
+  };
+  CopySide side;
+  side.copy = [=, &d](const std::string& direction, size_t bytes) {
+    if (direction == "htod") return ok(d.cuMemcpyHtoDAsync(a, host, bytes, stream), "cuMemcpyHtoDAsync");
+    if (direction == "dtoh") return ok(d.cuMemcpyDtoHAsync(host, a, bytes, stream), "cuMemcpyDtoHAsync");
+    return ok(d.cuMemcpyDtoDAsync(b, a, bytes, stream), "cuMemcpyDtoDAsync");
+  };
+  side.synchronize = [=, &d] { return ok(d.cuStreamSynchronize(stream), "cuStreamSynchronize"); };
+  side.gate = [=, &d](uint64_t ns) {
+    void* args[] = {&ns};
+    return ok(d.cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr), "cuLaunchKernel");
+  };
+  side.record = [=, &d](bool start) {
+    return ok(d.cuEventRecord(events[start ? 0 : 1], stream), "cuEventRecord");
+  };
+  side.query_start = [=, &d] {
+    const CUresult r = d.cuEventQuery(events[0]);
+    if (r == CUDA_ERROR_NOT_READY) return 0;
+    return ok(r, "cuEventQuery") ? 1 : -1;
+  };
+  side.elapsed_ms = [=, &d](float* ms) {
+    return ok(d.cuEventElapsedTime(ms, events[0], events[1]), "cuEventElapsedTime");
+  };
+  return side;
+}
 
 int run_raw(const Options& o, std::vector<Result>* results, double* launch_us) {
   xal::cuda::DriverSymbols d;
@@ -64,40 +103,46 @@ int run_raw(const Options& o, std::vector<Result>* results, double* launch_us) {
   const size_t max_size = *std::max_element(o.sizes.begin(), o.sizes.end());
   void* host = nullptr;
   CHECK_CU(d.cuMemHostAlloc(&host, max_size, CU_MEMHOSTALLOC_PORTABLE));
+  // Pages registered as xal registers its page-locked memory (backends/cuda
+  // memory.cpp), for the raw_registered_gbps column.
+  constexpr size_t kPage = 4096;
+  const size_t registered_bytes = (max_size + kPage - 1) / kPage * kPage;
+  std::unique_ptr<void, decltype(&std::free)> registered(
+      std::aligned_alloc(kPage, registered_bytes), &std::free);
+  if (registered == nullptr || d.cuMemHostRegister == nullptr) {
+    std::fprintf(stderr, "xal-cuda-rawbench: no registered host memory\n");
+    return 1;
+  }
+  CHECK_CU(d.cuMemHostRegister(registered.get(), registered_bytes,
+                               CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP));
   CUdeviceptr a = 0, b = 0;
   CHECK_CU(d.cuMemAlloc(&a, max_size));
   CHECK_CU(d.cuMemAlloc(&b, max_size));
   CUstream stream = nullptr;
   CHECK_CU(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUevent events[2] = {nullptr, nullptr};
+  CHECK_CU(d.cuEventCreate(&events[0], CU_EVENT_DEFAULT));
+  CHECK_CU(d.cuEventCreate(&events[1], CU_EVENT_DEFAULT));
+  CUmodule module = nullptr;
+  CHECK_CU(d.cuModuleLoadDataEx(&module, xal::cuda::rawbench::kBenchKernelsPtx, 0, nullptr, nullptr));
+  CUfunction empty = nullptr, spin = nullptr;
+  CHECK_CU(d.cuModuleGetFunction(&empty, module, "xal_empty"));
+  CHECK_CU(d.cuModuleGetFunction(&spin, module, "xal_bench_spin"));
+  std::string error;
+  const CopySide side = raw_side(d, host, a, b, stream, spin, events, &error);
+  const CopySide on_registered = raw_side(d, registered.get(), a, b, stream, spin, events, &error);
   for (Result& r : *results) {
-    const int iterations = iterations_for(o, r.bytes);
-    double best = 0;
-    // trial -1 is a warm-up, not timed.
-    for (int trial = -1; trial < o.trials; ++trial) {
-      const auto t0 = Clock::now();
-      for (int i = 0; i < (trial < 0 ? 1 : iterations); ++i) {
-        if (r.direction == "htod") {
-          CHECK_CU(d.cuMemcpyHtoDAsync(a, host, r.bytes, stream));
-        } else if (r.direction == "dtoh") {
-          CHECK_CU(d.cuMemcpyDtoHAsync(host, a, r.bytes, stream));
-        } else {
-          CHECK_CU(d.cuMemcpyDtoDAsync(b, a, r.bytes, stream));
-        }
-      }
-      CHECK_CU(d.cuStreamSynchronize(stream));
-      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (trial >= 0) {
-        best = std::max(best, static_cast<double>(r.bytes) * iterations / s / 1e9);
-      }
+    double unused = 0;
+    if (!time_copies(o, r.direction, r.bytes, side, &r.raw_host_gbps, &r.raw_gbps, &error) ||
+        (r.direction != "dtod" &&
+         !time_copies(o, r.direction, r.bytes, on_registered, &unused, &r.raw_registered_gbps,
+                      &error))) {
+      std::fprintf(stderr, "xal-cuda-rawbench: raw %s: %s\n", r.direction.c_str(), error.c_str());
+      return 1;
     }
-    r.raw_gbps = best;
   }
   // Launch cost: host time to enqueue an empty kernel, in batches short
   // enough that the queue never fills.
-  CUmodule module = nullptr;
-  CHECK_CU(d.cuModuleLoadDataEx(&module, xal::cuda::rawbench::kEmptyKernelPtx, 0, nullptr, nullptr));
-  CUfunction fn = nullptr;
-  CHECK_CU(d.cuModuleGetFunction(&fn, module, "xal_empty"));
   double best_us = 1e30;
   for (int trial = 0; trial < o.trials; ++trial) {
     double total = 0;
@@ -105,7 +150,7 @@ int run_raw(const Options& o, std::vector<Result>* results, double* launch_us) {
     for (int batch = 0; batch < o.launches / o.batch; ++batch) {
       const auto t0 = Clock::now();
       for (int i = 0; i < o.batch; ++i) {
-        CHECK_CU(d.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, nullptr,
+        CHECK_CU(d.cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, stream, nullptr,
                                   nullptr));
       }
       total += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -116,9 +161,12 @@ int run_raw(const Options& o, std::vector<Result>* results, double* launch_us) {
   }
   *launch_us = best_us;
   d.cuModuleUnload(module);
+  d.cuEventDestroy(events[0]);
+  d.cuEventDestroy(events[1]);
   d.cuStreamDestroy(stream);
   d.cuMemFree(a);
   d.cuMemFree(b);
+  d.cuMemHostUnregister(registered.get());
   d.cuMemFreeHost(host);
   d.cuDevicePrimaryCtxRelease(dev);
   return 0;
@@ -138,6 +186,7 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", o.iterations, "copies per measurement (at least; small sizes do enough to move 64 MiB)")->check(CLI::PositiveNumber);
   app.add_option("--trials", o.trials, "measurements per figure (best kept)")->check(CLI::PositiveNumber);
   app.add_option("--launches", o.launches, "kernel launches per trial")->check(CLI::PositiveNumber);
+  app.add_option("--gate-us", o.gate_us, "spin before each device-timed batch (doubled while too short)")->check(CLI::PositiveNumber);
   app.add_flag("--strict", strict, "exit 2 when a target is missed");
   CLI11_PARSE(app, argc, argv);
   std::string error;
@@ -164,8 +213,12 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (size_t i = 0; i < results.size(); ++i) {
-      results[i].raw_gbps = std::max(results[i].raw_gbps, raw[i].raw_gbps);
-      results[i].xal_gbps = std::max(results[i].xal_gbps, via_xal[i].xal_gbps);
+      Result& r = results[i];
+      r.raw_gbps = std::max(r.raw_gbps, raw[i].raw_gbps);
+      r.raw_host_gbps = std::max(r.raw_host_gbps, raw[i].raw_host_gbps);
+      r.raw_registered_gbps = std::max(r.raw_registered_gbps, raw[i].raw_registered_gbps);
+      r.xal_gbps = std::max(r.xal_gbps, via_xal[i].xal_gbps);
+      r.xal_host_gbps = std::max(r.xal_host_gbps, via_xal[i].xal_host_gbps);
     }
     raw_launch = std::min(raw_launch, raw_us);
     xal_launch = std::min(xal_launch, xal_us);

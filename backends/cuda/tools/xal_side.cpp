@@ -33,6 +33,43 @@ std::string last_error(const char* call) {
     }                                        \
   } while (0)
 
+// xal's half of time_copies(), as raw_side() in raw_bench.cpp.
+CopySide xal_copy_side(void* host, xal_devptr_t a, xal_devptr_t b, xal_stream_t stream,
+                       xal_kernel_t spin, xal_event_t* events, std::string* error) {
+  auto ok = [error](xal_status_t s, const char* call) {
+    if (s == XAL_SUCCESS) return true;
+    *error = last_error(call);
+    return false;
+  };
+  CopySide side;
+  side.copy = [=](const std::string& direction, size_t bytes) {
+    if (direction == "htod") return ok(xal_memcpy_htod(stream, a, host, bytes), "xal_memcpy_htod");
+    if (direction == "dtoh") return ok(xal_memcpy_dtoh(stream, host, a, bytes), "xal_memcpy_dtoh");
+    return ok(xal_memcpy_dtod(stream, b, a, bytes), "xal_memcpy_dtod");
+  };
+  side.synchronize = [=] { return ok(xal_stream_synchronize(stream), "xal_stream_synchronize"); };
+  side.gate = [=](uint64_t ns) {
+    xal_launch_config_t config{};
+    config.struct_size = sizeof config;
+    config.grid[0] = config.grid[1] = config.grid[2] = 1;
+    config.block[0] = config.block[1] = config.block[2] = 1;
+    void* args[] = {&ns};
+    return ok(xal_kernel_launch(stream, spin, &config, args, 1), "xal_kernel_launch");
+  };
+  side.record = [=](bool start) {
+    return ok(xal_event_record(events[start ? 0 : 1], stream), "xal_event_record");
+  };
+  side.query_start = [=] {
+    const xal_status_t s = xal_event_query(events[0]);
+    if (s == XAL_NOT_READY) return 0;
+    return ok(s, "xal_event_query") ? 1 : -1;
+  };
+  side.elapsed_ms = [=](float* ms) {
+    return ok(xal_event_elapsed_ms(events[0], events[1], ms), "xal_event_elapsed_ms");
+  };
+  return side;
+}
+
 }  // namespace
 
 int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
@@ -56,34 +93,22 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
   CHECK_XAL(xal_mem_alloc(dev, max_size, &b));
   xal_stream_t stream = nullptr;
   CHECK_XAL(xal_stream_create(dev, XAL_STREAM_NON_BLOCKING, &stream));
-  for (Result& r : *results) {
-    const int iterations = iterations_for(o, r.bytes);
-    double best = 0;
-    // trial -1 is a warm-up, not timed.
-    for (int trial = -1; trial < o.trials; ++trial) {
-      const auto t0 = Clock::now();
-      for (int i = 0; i < (trial < 0 ? 1 : iterations); ++i) {
-        if (r.direction == "htod") {
-          CHECK_XAL(xal_memcpy_htod(stream, a, host, r.bytes));
-        } else if (r.direction == "dtoh") {
-          CHECK_XAL(xal_memcpy_dtoh(stream, host, a, r.bytes));
-        } else {
-          CHECK_XAL(xal_memcpy_dtod(stream, b, a, r.bytes));
-        }
-      }
-      CHECK_XAL(xal_stream_synchronize(stream));
-      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (trial >= 0) {
-        best = std::max(best, static_cast<double>(r.bytes) * iterations / s / 1e9);
-      }
-    }
-    r.xal_gbps = best;
-  }
+  xal_event_t events[2] = {nullptr, nullptr};
+  CHECK_XAL(xal_event_create(dev, XAL_EVENT_DEFAULT, &events[0]));
+  CHECK_XAL(xal_event_create(dev, XAL_EVENT_DEFAULT, &events[1]));
   xal_module_t module = nullptr;
-  CHECK_XAL(xal_module_load(dev, XAL_MODULE_FORMAT_PTX, kEmptyKernelPtx,
-                            sizeof kEmptyKernelPtx - 1, &module));
-  xal_kernel_t kernel = nullptr;
-  CHECK_XAL(xal_kernel_get(module, "xal_empty", &kernel));
+  CHECK_XAL(xal_module_load(dev, XAL_MODULE_FORMAT_PTX, kBenchKernelsPtx,
+                            sizeof kBenchKernelsPtx - 1, &module));
+  xal_kernel_t empty = nullptr, spin = nullptr;
+  CHECK_XAL(xal_kernel_get(module, "xal_empty", &empty));
+  CHECK_XAL(xal_kernel_get(module, "xal_bench_spin", &spin));
+  const CopySide side = xal_copy_side(host, a, b, stream, spin, events, error);
+  for (Result& r : *results) {
+    if (!time_copies(o, r.direction, r.bytes, side, &r.xal_host_gbps, &r.xal_gbps, error)) {
+      *error = r.direction + ": " + *error;
+      return 1;
+    }
+  }
   xal_launch_config_t config{};
   config.struct_size = sizeof config;
   config.grid[0] = config.grid[1] = config.grid[2] = 1;
@@ -95,7 +120,7 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
     for (int batch = 0; batch < o.launches / o.batch; ++batch) {
       const auto t0 = Clock::now();
       for (int i = 0; i < o.batch; ++i) {
-        CHECK_XAL(xal_kernel_launch(stream, kernel, &config, nullptr, 0));
+        CHECK_XAL(xal_kernel_launch(stream, empty, &config, nullptr, 0));
       }
       total += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
       launched += o.batch;
@@ -105,6 +130,8 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
   }
   *launch_us = best_us;
   xal_module_unload(module);
+  xal_event_destroy(events[0]);
+  xal_event_destroy(events[1]);
   xal_stream_destroy(stream);
   xal_mem_free(dev, a);
   xal_mem_free(dev, b);

@@ -1,0 +1,113 @@
+// time_copies() of xal-cuda-rawbench against a scripted side (no driver):
+// the figures it computes, the gate lengthened while it opens too early,
+// and the errors it passes on.
+#include "bench_common.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace xal::cuda::rawbench {
+namespace {
+
+// A side whose calls are counted, whose start event is already complete
+// for the first `early` batches, and whose batches take `ms` each.
+struct Scripted {
+  int copies = 0;
+  int early = 0;
+  int batches = 0;
+  float ms = 2.0f;
+  bool fail_copy = false;
+  std::vector<uint64_t> gates;
+  std::string failure;
+
+  CopySide side() {
+    CopySide s;
+    s.copy = [this](const std::string&, size_t) {
+      ++copies;
+      if (fail_copy) failure = "copy refused";
+      return !fail_copy;
+    };
+    s.synchronize = [] { return true; };
+    s.gate = [this](uint64_t ns) {
+      gates.push_back(ns);
+      return true;
+    };
+    s.record = [](bool) { return true; };
+    s.query_start = [this] { return batches++ < early ? 1 : 0; };
+    s.elapsed_ms = [this](float* out) {
+      *out = ms;
+      return true;
+    };
+    return s;
+  }
+};
+
+Options options(int trials) {
+  Options o;
+  o.trials = trials;
+  o.iterations = 4;
+  o.gate_us = 100;
+  return o;
+}
+
+TEST(RawbenchTiming, DeviceFigureIsBytesOverTheEventTime) {
+  Scripted scripted;
+  std::string error;
+  double host = 0, device = 0;
+  const size_t bytes = size_t{64} << 20;  // iterations_for: 4 copies
+  ASSERT_TRUE(time_copies(options(2), "htod", bytes, scripted.side(), &host, &device, &error))
+      << error;
+  EXPECT_NEAR(device, double(bytes) * 4 / 2e-3 / 1e9, 1e-6);
+  EXPECT_GT(host, 0);
+  // Host-timed: a warm-up copy and 2 trials of 4; device-timed: 3 batches of 4.
+  EXPECT_EQ(scripted.copies, 1 + 2 * 4 + 3 * 4);
+  EXPECT_EQ(scripted.gates, std::vector<uint64_t>(3, 100'000));
+}
+
+TEST(RawbenchTiming, GateOpenedEarlyIsDoubledAndTheBatchRepeated) {
+  Scripted scripted;
+  scripted.early = 2;
+  std::string error;
+  double host = 0, device = 0;
+  ASSERT_TRUE(time_copies(options(1), "dtod", size_t{64} << 20, scripted.side(), &host, &device,
+                          &error))
+      << error;
+  EXPECT_EQ(scripted.gates, (std::vector<uint64_t>{100'000, 200'000, 400'000, 400'000}));
+}
+
+TEST(RawbenchTiming, BatchesAreCappedToWhatAQueueHolds) {
+  Scripted scripted;
+  std::string error;
+  double host = 0, device = 0;
+  ASSERT_TRUE(time_copies(options(1), "dtod", 4096, scripted.side(), &host, &device, &error));
+  const int host_copies = 1 + iterations_for(options(1), 4096);
+  EXPECT_EQ(scripted.copies, host_copies + 2 * kMaxQueuedCopies);
+  EXPECT_NEAR(device, 4096.0 * kMaxQueuedCopies / 2e-3 / 1e9, 1e-9);
+}
+
+TEST(RawbenchTiming, GateThatNeverHoldsIsAnError) {
+  Scripted scripted;
+  scripted.early = 1000;
+  std::string error;
+  double host = 0, device = 0;
+  EXPECT_FALSE(time_copies(options(1), "htod", size_t{64} << 20, scripted.side(), &host, &device,
+                           &error));
+  EXPECT_NE(error.find("the gate kernel ended before 4 copies were queued, even spinning 1638 ms"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(scripted.gates.back(), 1'638'400'000u);  // 100 us doubled past 1 s
+}
+
+TEST(RawbenchTiming, FailedCallIsPassedOn) {
+  Scripted scripted;
+  scripted.fail_copy = true;
+  std::string error;
+  double host = 0, device = 0;
+  EXPECT_FALSE(time_copies(options(1), "htod", 1 << 20, scripted.side(), &host, &device, &error));
+  EXPECT_EQ(scripted.failure, "copy refused");
+}
+
+}  // namespace
+}  // namespace xal::cuda::rawbench
