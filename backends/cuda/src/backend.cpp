@@ -101,9 +101,12 @@ xal_status_t xal_bdevice_s::check_health() {
   if (d.cuGetErrorName(sticky_result, &name) != CUDA_SUCCESS || !name) {
     name = xal::cuda::fallback_name(sticky_result);
   }
-  std::string message = "cuda: device " + std::to_string(index) +
-                        " has a sticky error (" + name +
-                        "); call xal_device_reset. First report: " +
+  std::string message = "cuda: device " + std::to_string(index) + " has a sticky error (" +
+                        name +
+                        (reset_did_not_clear
+                             ? ") that xal_device_reset did not clear: restart the process "
+                               "to use the device again. Reported: "
+                             : "); call xal_device_reset. First report: ") +
                         sticky_message;
   record(backend->services, sticky_status, sticky_result, name, message);
   return sticky_status;

@@ -131,6 +131,9 @@ struct xal_bdevice_s {
   CUresult sticky_result = CUDA_SUCCESS;
   xal_status_t sticky_status = XAL_SUCCESS;
   std::string sticky_message;
+  // Set when xal_device_reset did not clear the sticky error (the driver
+  // keeps some, 700 and the like, until the process ends).
+  bool reset_did_not_clear = false;
 
   // Live objects, by address, and device allocations with their generation.
   std::mutex objects_mutex;

@@ -1,10 +1,12 @@
 // device.cpp -- device enumeration, properties, health, reset and metrics.
 #include <cstring>
+#include <utility>
 
 #include "backend.h"
 #include "entries.h"
 #include "nccl_loader.h"
 #include "nvml_loader.h"
+#include "status_map.h"
 #include "xal_common/strings.hpp"
 
 namespace xal::cuda {
@@ -214,6 +216,29 @@ xal_status_t device_synchronize(xal_bdevice_t* device) {
   });
 }
 
+namespace {
+
+// Runs a little work on the device's context after its reset: a sticky
+// error the reset did not clear shows here (after some, 700 and the like,
+// the driver says the process must be restarted). Returns the result and
+// the call that failed.
+std::pair<CUresult, const char*> probe_after_reset(xal_bdevice_t* device) {
+  const DriverSymbols& d = device->backend->driver;
+  if (CUresult r = device->make_current(); r != CUDA_SUCCESS) return {r, "cuCtxSetCurrent"};
+  CUdeviceptr scratch = 0;
+  if (CUresult r = d.cuMemAlloc(&scratch, 256); r != CUDA_SUCCESS) return {r, "cuMemAlloc"};
+  std::pair<CUresult, const char*> result{d.cuMemsetD8Async(scratch, 0, 256, nullptr),
+                                          "cuMemsetD8Async"};
+  if (result.first == CUDA_SUCCESS) result = {d.cuCtxSynchronize(), "cuCtxSynchronize"};
+  if (const CUresult freed = d.cuMemFree(scratch);
+      result.first == CUDA_SUCCESS && freed != CUDA_SUCCESS) {
+    result = {freed, "cuMemFree"};
+  }
+  return result;
+}
+
+}  // namespace
+
 xal_status_t device_reset(xal_bdevice_t* device) {
   xal_backend_s* backend = device->backend;
   return guarded(backend, [&]() -> xal_status_t {
@@ -270,7 +295,21 @@ xal_status_t device_reset(xal_bdevice_t* device) {
       device->sticky_result = CUDA_SUCCESS;
       device->sticky_status = XAL_SUCCESS;
       device->sticky_message.clear();
+      device->reset_did_not_clear = false;
       device->unhealthy.store(false, std::memory_order_release);
+    }
+    if (const auto [probe, call] = probe_after_reset(device); probe != CUDA_SUCCESS) {
+      xal_backend_s::Failure failure = backend->describe_failure(probe, call, nullptr);
+      failure.message = "cuda: device " + std::to_string(device->index) +
+                        " still fails after cuDevicePrimaryCtxReset: " +
+                        failure.message.substr(std::strlen("cuda: "));
+      if (is_sticky(probe)) {
+        failure.message += "; the driver keeps this error until the process ends";
+        device->mark_unhealthy(probe, failure.status, failure.message);
+        std::lock_guard<std::mutex> lock(device->health_mutex);
+        device->reset_did_not_clear = true;
+      }
+      return backend->report(failure);
     }
     // The reset dropped the context's registrations of page-locked memory.
     reregister_host_memory(backend);

@@ -152,7 +152,10 @@ void reset_context(Context* ctx) {
       ++it;
     }
   }
-  ctx->sticky = CUDA_SUCCESS;
+  // XALSIM_CUDA_STICKY_SURVIVES_RESET=1: the context's sticky error stays,
+  // as the real driver keeps some (700 and the like) until the process ends.
+  const char* survives = std::getenv("XALSIM_CUDA_STICKY_SURVIVES_RESET");
+  if (survives == nullptr || std::string(survives) != "1") ctx->sticky = CUDA_SUCCESS;
 }
 
 namespace {

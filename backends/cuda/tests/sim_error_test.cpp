@@ -114,6 +114,41 @@ TEST_F(CudaSim, StickyErrorHoldsUntilReset) {
   EXPECT_EQ(table_->mem_free(dev0_, fresh), XAL_SUCCESS);
 }
 
+// The driver keeps some sticky errors past cuDevicePrimaryCtxReset (after
+// 700 "the process must be terminated and relaunched"): the reset then
+// fails, the device stays lost, and the message says to restart the process
+// (XALSIM_CUDA_STICKY_SURVIVES_RESET makes the simulation keep it).
+TEST_F(CudaSim, StickyErrorTheResetDoesNotClearKeepsTheDeviceLost) {
+  setenv("XALSIM_CUDA_FAIL", "cuStreamSynchronize=700@1", 1);
+  EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_ERROR_DEVICE_LOST);
+  unsetenv("XALSIM_CUDA_FAIL");
+  ScopedEnv survives("XALSIM_CUDA_STICKY_SURVIVES_RESET", "1");
+  EXPECT_EQ(table_->device_reset(dev0_), XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(last_error().vendor_code, 700);
+  EXPECT_NE(last_error().message.find("cuda: device 0 still fails after cuDevicePrimaryCtxReset: "
+                                      "cuMemAlloc failed"),
+            std::string::npos)
+      << last_error().message;
+  xal_device_health_t h = health(table_, dev0_);
+  EXPECT_EQ(h.state, XAL_HEALTH_LOST);
+  EXPECT_EQ(h.vendor_code, 700);
+  EXPECT_NE(std::string(h.message).find("until the process ends"), std::string::npos) << h.message;
+  xal_devptr_t p = 0;
+  EXPECT_EQ(table_->mem_alloc(dev0_, 256, &p), XAL_ERROR_DEVICE_LOST);
+  EXPECT_NE(last_error().message.find("that xal_device_reset did not clear: restart the process"),
+            std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(health(table_, dev1_).state, XAL_HEALTH_OK);
+  // Where the driver clears it after all, a later reset brings the device back.
+  unsetenv("XALSIM_CUDA_STICKY_SURVIVES_RESET");
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(health(table_, dev0_).state, XAL_HEALTH_OK);
+  const xal_devptr_t fresh = alloc(dev0_, 256);
+  EXPECT_EQ(table_->mem_free(dev0_, fresh), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(stream0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &stream0_), XAL_SUCCESS);
+}
+
 TEST_F(CudaSim, KernelFaultMakesTheDeviceLost) {
   xal_bmodule_t* module = nullptr;
   ASSERT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_PTX, kPtx,
