@@ -95,7 +95,8 @@ XAL_API xal_status_t xal_device_synchronize(xal_device_t device) {
 }
 
 // Resets the device; its streams, events, modules and allocations are
-// released. Not to be raced with other calls on the same device.
+// released, and its communicators aborted first. Not to be raced with other
+// calls on the same device.
 XAL_API xal_status_t xal_device_reset(xal_device_t device) {
   return entry("xal_device_reset", [&] {
     DeviceObj* d = as_device(device);
@@ -109,7 +110,9 @@ XAL_API xal_status_t xal_device_reset(xal_device_t device) {
       return fail(d, XAL_ERROR_NOT_SUPPORTED,
                   cat("device ", d->index, " is a partition: reset its card "
                       "(device ", d->state->partition->parent->index, ")"));
-    if (Runtime* rt = runtime(); rt && d->state->partitioned.load())
+    Runtime* rt = runtime();
+    if (rt) abort_device_comms(*rt, d);
+    if (rt && d->state->partitioned.load())
       for (DeviceObj* o : rt->devices)
         if (o->state->partition && o->state->partition->parent == d)
           release_device_objects(o);

@@ -4,10 +4,24 @@
 #include "comm.hpp"
 #include "host_memory.hpp"
 #include "loader.hpp"
+#include "partition.hpp"
 #include "peer_copy.hpp"
 #include "quota_shared.hpp"
 
 namespace xal::core {
+
+void abort_device_comms(Runtime& rt, DeviceObj* device) noexcept {
+  try {
+    std::lock_guard lock(rt.comms_mu);
+    for (CommObj* c : rt.comms) {
+      const DeviceState& st = *c->device->state;
+      if (c->device == device || (st.partition && st.partition->parent == device)) {
+        (void)c->impl->abort();
+      }
+    }
+  } catch (...) {
+  }
+}
 
 void release_device_objects(DeviceObj* device) noexcept {
   try {

@@ -451,6 +451,43 @@ TEST_F(MixedGroups, AbortUnblocksTheGroups) {
                    XAL_ERROR_ABORTED);
 }
 
+// A reset takes the device's collective state with it: the communicators
+// with a rank there are aborted first (the native mock communicator, and a
+// mixed one, whose other ranks see it too). Destroying them stays clean.
+TEST_F(MixedGroups, ResetAbortsTheDevicesCommunicators) {
+  ASSERT_NO_FATAL_FAILURE(start(Layout{"", 3, "mmt"}, 60000));
+  xal_device_t pair[2] = {dev[0], nullptr};
+  ASSERT_XAL_OK(xal_device_get(2, &pair[1]));  // the third mock card
+  xal_comm_t native[2] = {nullptr, nullptr};
+  ASSERT_XAL_OK(xal_comm_create(pair, 2, nullptr, native));
+  EXPECT_EQ(async_error(0), XAL_SUCCESS);
+  ASSERT_XAL_OK(xal_device_reset(dev[0]));
+  xal_status_t e = XAL_SUCCESS;
+  ASSERT_XAL_OK(xal_comm_get_async_error(native[0], &e));
+  EXPECT_EQ(e, XAL_ERROR_ABORTED);
+  EXPECT_EQ(async_error(0), XAL_ERROR_ABORTED);
+  EXPECT_EQ(async_error(1), XAL_ERROR_ABORTED);
+  EXPECT_EQ(async_error(2), XAL_ERROR_ABORTED);
+  // New buffers and a stream on the reset device: the old communicators
+  // refuse work.
+  xal_stream_t s = nullptr;
+  xal_devptr_t buf = 0;
+  ASSERT_XAL_OK(xal_stream_create(dev[0], 0, &s));
+  ASSERT_XAL_OK(xal_mem_alloc(dev[0], 64, &buf));
+  EXPECT_XAL_ERROR(xal_allreduce(native[0], buf, buf, 4, XAL_DTYPE_I32, XAL_OP_SUM, s),
+                   XAL_ERROR_ABORTED);
+  EXPECT_XAL_ERROR(xal_allreduce(comm[0], buf, buf, 4, XAL_DTYPE_I32, XAL_OP_SUM, s),
+                   XAL_ERROR_ABORTED);
+  // A communicator on the other devices only is untouched.
+  xal_device_t others[2] = {dev[1], pair[1]};
+  xal_comm_t fresh[2] = {nullptr, nullptr};
+  ASSERT_XAL_OK(xal_comm_create(others, 2, nullptr, fresh));
+  ASSERT_XAL_OK(xal_device_reset(dev[0]));
+  ASSERT_XAL_OK(xal_comm_get_async_error(fresh[0], &e));
+  EXPECT_EQ(e, XAL_SUCCESS);
+  for (xal_comm_t c : {native[0], native[1], fresh[0], fresh[1]}) EXPECT_XAL_OK(xal_comm_destroy(c));
+}
+
 // The test plugin's rank asks for a different count: the mismatch reaches
 // every rank, and the next call pairs correctly.
 TEST_F(MixedGroups, MismatchAcrossGroups) {

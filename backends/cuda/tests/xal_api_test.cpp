@@ -136,6 +136,34 @@ TEST_F(CudaSimXal, StickyErrorUntilDeviceReset) {
   EXPECT_EQ(xal_mem_free(devices_[0], p), XAL_SUCCESS);
 }
 
+// With NCCL (cuda_simulation_xal_nccl_test: the simulated NCCL): a reset
+// aborts the device's NCCL communicator first (ncclCommAbort while its
+// context exists), so that it refuses work afterwards and its destroy does
+// not hand NCCL a communicator of a context that is gone.
+TEST_F(CudaSimXal, ResetAbortsTheNcclCommunicator) {
+  if (std::getenv("XAL_CUDA_NCCL") == nullptr) GTEST_SKIP() << "needs XAL_CUDA_NCCL";
+  xal_comm_t comms[2] = {nullptr, nullptr};
+  ASSERT_EQ(xal_comm_create(devices_.data(), 2, nullptr, comms), XAL_SUCCESS)
+      << last_error().message;
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(xal_comm_get_info(comms[0], &info), XAL_SUCCESS);
+  ASSERT_EQ(info.path, static_cast<uint32_t>(XAL_COMM_PATH_NATIVE)) << info.description;
+  ASSERT_EQ(xal_device_reset(devices_[0]), XAL_SUCCESS) << last_error().message;
+  xal_status_t async = XAL_SUCCESS;
+  ASSERT_EQ(xal_comm_get_async_error(comms[0], &async), XAL_SUCCESS);
+  EXPECT_EQ(async, XAL_ERROR_ABORTED);
+  xal_stream_t s = nullptr;
+  xal_devptr_t p = 0;
+  ASSERT_EQ(xal_stream_create(devices_[0], 0, &s), XAL_SUCCESS);
+  ASSERT_EQ(xal_mem_alloc(devices_[0], 64, &p), XAL_SUCCESS);
+  EXPECT_EQ(xal_allreduce(comms[0], p, p, 4, XAL_DTYPE_F32, XAL_OP_SUM, s), XAL_ERROR_ABORTED);
+  EXPECT_NE(std::string(last_error().message).find("aborted"), std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(xal_comm_destroy(comms[0]), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(xal_comm_destroy(comms[1]), XAL_SUCCESS) << last_error().message;
+}
+
 // Run with XAL_CUDA_DRIVER=/nonexistent: the CUDA backend is listed as
 // unavailable with the loader's reason and the other backends still load.
 TEST(CudaXalNoDriver, UnavailableWithReasonOthersLoad) {

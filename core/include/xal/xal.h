@@ -238,7 +238,9 @@ XAL_API xal_status_t xal_device_synchronize(xal_device_t device);
 
 /* Clears a sticky error (DEVICE_LOST, HARDWARE, a sticky vendor error).
  * Every allocation, stream and event of the device is invalidated, as a
- * vendor reset does; the device handle stays valid. */
+ * vendor reset does; the device handle stays valid. Communicators with a
+ * rank on the device are aborted first (xal_comm_abort: their calls give
+ * ABORTED; destroy them and create new ones). */
 XAL_API xal_status_t xal_device_reset(xal_device_t device);
 
 typedef enum xal_health_state_e {
