@@ -90,8 +90,24 @@ CUresult xal_bdevice_s::make_current() {
   CUresult r = d.cuCtxGetCurrent(&current);
   if (r != CUDA_SUCCESS) return r;
   if (current == context) return CUDA_SUCCESS;
+  xal::cuda::ContextRestore& restore = xal::cuda::t_context_restore;
+  if (restore.depth > 0 && !restore.changed && current != nullptr) {
+    restore.previous = current;
+    restore.changed = true;
+  }
   return d.cuCtxSetCurrent(context);
 }
+
+namespace xal::cuda {
+
+EntryScope::~EntryScope() {
+  ContextRestore& restore = t_context_restore;
+  if (--restore.depth > 0 || !restore.changed) return;
+  restore.changed = false;
+  if (backend_ != nullptr) (void)backend_->driver.cuCtxSetCurrent(restore.previous);
+}
+
+}  // namespace xal::cuda
 
 xal_status_t xal_bdevice_s::check_health() {
   if (!unhealthy.load(std::memory_order_acquire)) return XAL_SUCCESS;

@@ -183,10 +183,38 @@ xal_status_t stale_object(const xal_backend_s* backend, const char* what);
 // (a collective run in a host function).
 const std::string& last_error_message();
 
+// The calling thread's context before its outermost entry (guarded) made a
+// device's current (make_current): given back when that entry returns, so
+// that a caller that also uses the CUDA runtime or driver on the thread
+// finds its own context current again. A thread with no context keeps the
+// device's, so that a program using xal alone pays no switch per call.
+struct ContextRestore {
+  int depth = 0;
+  bool changed = false;
+  CUcontext previous = nullptr;
+};
+inline thread_local ContextRestore t_context_restore;
+
+// Counts the entries of the thread; the outermost gives the context back.
+class EntryScope {
+ public:
+  explicit EntryScope(const xal_backend_s* backend) : backend_(backend) {
+    ++t_context_restore.depth;
+  }
+  ~EntryScope();
+  EntryScope(const EntryScope&) = delete;
+  EntryScope& operator=(const EntryScope&) = delete;
+
+ private:
+  const xal_backend_s* backend_;
+};
+
 // Wraps an entry body: exceptions become statuses with a message (the
-// shared barrier of backends/support, with the CUDA backend's wording).
+// shared barrier of backends/support, with the CUDA backend's wording);
+// the thread's context is given back (ContextRestore).
 template <typename Fn>
 xal_status_t guarded(const xal_backend_s* backend, Fn&& fn) noexcept {
+  const EntryScope scope(backend);
   return support::catch_all(fn, [backend](xal_status_t status, const char* what) {
     if (backend == nullptr) return status;
     if (status == XAL_ERROR_OUT_OF_HOST_MEMORY) {

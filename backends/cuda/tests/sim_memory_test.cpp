@@ -1,11 +1,13 @@
 // Devices, properties, memory and copies of the CUDA backend on the
 // simulated driver (SIMULATION ONLY).
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "plugin_fixture.h"
@@ -60,6 +62,65 @@ TEST_F(CudaSim, PropertiesComeFromTheDriver) {
   EXPECT_TRUE(p.capabilities & XAL_DEVICE_CAP_KERNELS);
   EXPECT_TRUE(p.capabilities & XAL_DEVICE_CAP_RESET);
   EXPECT_FALSE(p.capabilities & XAL_DEVICE_CAP_METRICS);  // no NVML
+}
+
+// The driver's context functions, from the plugin's simulated driver.
+struct ContextCalls {
+  CUresult (*get_current)(CUcontext*) = nullptr;
+  CUresult (*set_current)(CUcontext) = nullptr;
+  CUresult (*retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*release)(CUdevice) = nullptr;
+};
+
+ContextCalls context_calls() {
+  ContextCalls c;
+  void* sim = dlopen(std::getenv("XAL_CUDA_DRIVER"), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (sim == nullptr) return c;
+  using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t,
+                               CUdriverProcAddressQueryResult*);
+  auto get = reinterpret_cast<GetProc>(dlsym(sim, "cuGetProcAddress_v2"));
+  auto find = [get](const char* name, int version, auto* out) {
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult status{};
+    if (get != nullptr &&
+        get(name, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) == CUDA_SUCCESS) {
+      *out = reinterpret_cast<std::remove_reference_t<decltype(*out)>>(fn);
+    }
+  };
+  find("cuCtxGetCurrent", 4000, &c.get_current);
+  find("cuCtxSetCurrent", 4000, &c.set_current);
+  find("cuDevicePrimaryCtxRetain", 7000, &c.retain);
+  find("cuDevicePrimaryCtxRelease", 11000, &c.release);
+  dlclose(sim);
+  return c;
+}
+
+// A caller that has a context of its own current on the thread (the CUDA
+// runtime's, say) gets it back after each call; a thread with none keeps
+// the device's, so that a program using xal alone pays no switch per call.
+TEST_F(CudaSim, CallersContextIsGivenBack) {
+  const ContextCalls c = context_calls();
+  ASSERT_TRUE(c.get_current && c.set_current && c.retain && c.release);
+  CUcontext own = nullptr;
+  ASSERT_EQ(c.retain(&own, 1), CUDA_SUCCESS);
+  ASSERT_EQ(c.set_current(own), CUDA_SUCCESS);
+  xal_devptr_t ptr = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 256, &ptr), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, ptr, 0, 256), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  CUcontext now = nullptr;
+  ASSERT_EQ(c.get_current(&now), CUDA_SUCCESS);
+  EXPECT_EQ(now, own);
+  // A failed call gives it back too.
+  EXPECT_EQ(table_->mem_free(dev0_, ptr + 1), XAL_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(c.get_current(&now), CUDA_SUCCESS);
+  EXPECT_EQ(now, own);
+  ASSERT_EQ(c.set_current(nullptr), CUDA_SUCCESS);
+  ASSERT_EQ(table_->mem_free(dev0_, ptr), XAL_SUCCESS);
+  ASSERT_EQ(c.get_current(&now), CUDA_SUCCESS);
+  EXPECT_NE(now, nullptr);
+  EXPECT_NE(now, own);
+  EXPECT_EQ(c.release(1), CUDA_SUCCESS);
 }
 
 TEST_F(CudaSim, DeviceIndexOutOfRange) {
