@@ -25,7 +25,7 @@ void enable_peer_access(xal_backend_s* backend, int from, int to) {
   if (!backend->peers_enabled.insert({from, to}).second) return;
   int can = 0;
   if (api.hipDeviceCanAccessPeer(&can, from, to) == hipSuccess && can != 0) {
-    (void)api.hipSetDevice(from);
+    (void)select_device(api, from);
     (void)api.hipDeviceEnablePeerAccess(to, 0);  // "already enabled" is fine
   }
 }

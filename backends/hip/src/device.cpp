@@ -112,7 +112,7 @@ xal_status_t backend_shutdown(xal_backend_t* backend) {
     const HipApi& api = owned->api();
     for (auto& device : owned->devices) {
       std::lock_guard lock(device->mutex);
-      (void)api.hipSetDevice(device->ordinal);
+      (void)select_device(api, device->ordinal);
       for (const auto& [key, module] : device->modules) {
         if (module->generation == device->generation) {
           (void)api.hipModuleUnload(module->handle);

@@ -30,7 +30,7 @@ xal_status_t device_synchronize(xal_bdevice_t* device) {
 xal_status_t device_reset(xal_bdevice_t* device) {
   return guarded("hip device_reset", [&]() -> xal_status_t {
     const HipApi& api = device->backend->api();
-    if (xal_status_t s = check(device, api.hipSetDevice(device->ordinal),
+    if (xal_status_t s = check(device, select_device(api, device->ordinal),
                                "hipSetDevice");
         s != XAL_SUCCESS) {
       return s;
@@ -72,7 +72,7 @@ xal_status_t device_get_metrics(xal_bdevice_t* device,
     out->health = health.state;
     out->valid |= XAL_METRIC_HEALTH;
     if (health.state == XAL_HEALTH_OK &&
-        device->backend->api().hipSetDevice(device->ordinal) == hipSuccess) {
+        select_device(device->backend->api(), device->ordinal) == hipSuccess) {
       size_t free_bytes = 0, total_bytes = 0;
       if (device->backend->api().hipMemGetInfo(&free_bytes, &total_bytes) ==
           hipSuccess) {

@@ -23,6 +23,20 @@ xal_status_t check(xal_bdevice_s* device, hipError_t result, const char* what) {
                 message);
 }
 
+hipError_t select_device(const HipApi& api, int ordinal) {
+  DeviceRestore& restore = t_device_restore;
+  if (restore.depth > 0 && !restore.changed && api.hipGetDevice != nullptr) {
+    int previous = 0;
+    if (api.hipGetDevice(&previous) == hipSuccess) {
+      if (previous == ordinal) return hipSuccess;
+      restore.previous = previous;
+      restore.changed = true;
+      restore.set = api.hipSetDevice;
+    }
+  }
+  return api.hipSetDevice(ordinal);
+}
+
 xal_status_t sticky_check(xal_bdevice_s* device) {
   std::lock_guard lock(device->mutex);
   if (device->sticky.healthy()) return XAL_SUCCESS;
@@ -34,7 +48,7 @@ xal_status_t enter(xal_bdevice_s* device) {
   if (xal_status_t status = sticky_check(device); status != XAL_SUCCESS) {
     return status;
   }
-  return check(device, device->backend->api().hipSetDevice(device->ordinal),
+  return check(device, select_device(device->backend->api(), device->ordinal),
                "hipSetDevice");
 }
 

@@ -12,9 +12,45 @@ namespace xal::hip {
 // set_services (at init), report (detail through services->set_error) and
 // guarded (the entries' exception barrier) are shared by the vendor
 // backends: backends/support.
-using support::guarded;
 using support::report;
 using support::set_services;
+
+// The calling thread's HIP device before its outermost entry selected
+// another (select_device): set again when that entry returns, so that a
+// caller that also uses the HIP runtime on the thread keeps its device.
+struct DeviceRestore {
+  int depth = 0;
+  bool changed = false;
+  int previous = 0;
+  hipError_t (*set)(int) = nullptr;
+};
+inline thread_local DeviceRestore t_device_restore;
+
+// Counts the entries of the thread; the outermost gives the device back.
+class EntryScope {
+ public:
+  EntryScope() { ++t_device_restore.depth; }
+  ~EntryScope() {
+    DeviceRestore& r = t_device_restore;
+    if (--r.depth > 0 || !r.changed) return;
+    r.changed = false;
+    (void)r.set(r.previous);
+  }
+  EntryScope(const EntryScope&) = delete;
+  EntryScope& operator=(const EntryScope&) = delete;
+};
+
+// The entries' exception barrier (backends/support's guarded), giving the
+// thread's device back (DeviceRestore).
+template <typename Body>
+xal_status_t guarded(const char* operation, Body&& body) noexcept {
+  const EntryScope scope;
+  return support::guarded(operation, body);
+}
+
+// hipSetDevice(ordinal) on the calling thread, remembering the device it
+// replaces for the outermost entry to set again. Thread-safe.
+hipError_t select_device(const HipApi& api, int ordinal);
 
 // Maps a HIP result of `what` on `device` (may be null) to a status; on an
 // error records detail, and on a sticky code marks the device. Thread-safe.

@@ -47,7 +47,7 @@ xal_status_t event_destroy(xal_bevent_t* event) {
       }
       if (owned->generation != device->generation) return XAL_SUCCESS;
     }
-    (void)device->backend->api().hipSetDevice(device->ordinal);
+    (void)select_device(device->backend->api(), device->ordinal);
     return check(device, device->backend->api().hipEventDestroy(owned->handle),
                  "hipEventDestroy");
   });

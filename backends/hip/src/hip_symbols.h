@@ -10,6 +10,7 @@ XAL_HIP_SYMBOL(REQUIRED, hipDriverGetVersion, hipError_t, (int*))
 XAL_HIP_SYMBOL(REQUIRED, hipRuntimeGetVersion, hipError_t, (int*))
 XAL_HIP_SYMBOL(REQUIRED, hipGetDeviceCount, hipError_t, (int*))
 XAL_HIP_SYMBOL(REQUIRED, hipSetDevice, hipError_t, (int))
+XAL_HIP_SYMBOL(OPTIONAL, hipGetDevice, hipError_t, (int*))
 XAL_HIP_SYMBOL(REQUIRED, hipDeviceGetAttribute, hipError_t,
                (int*, hipDeviceAttribute_t, int))
 XAL_HIP_SYMBOL(REQUIRED, hipDeviceGetName, hipError_t, (char*, int, hipDevice_t))

@@ -8,7 +8,7 @@ namespace {
 
 // Host-memory calls need some current device; the first one serves.
 xal_status_t enter_any(xal_backend_t* backend) {
-  return check(nullptr, backend->api().hipSetDevice(0), "hipSetDevice");
+  return check(nullptr, select_device(backend->api(), 0), "hipSetDevice");
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ xal_status_t module_unload(xal_bmodule_t* module) {
       }
       if (owned->generation != device->generation) return XAL_SUCCESS;
     }
-    (void)device->backend->api().hipSetDevice(device->ordinal);
+    (void)select_device(device->backend->api(), device->ordinal);
     return check(device, device->backend->api().hipModuleUnload(owned->handle),
                  "hipModuleUnload");
   });

@@ -43,7 +43,7 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
     }
     if (!live) return XAL_SUCCESS;  // a device reset destroyed it already
     const HipApi& api = device->backend->api();
-    (void)api.hipSetDevice(device->ordinal);
+    (void)select_device(api, device->ordinal);
     // Work still queued finishes first, as xal_stream_destroy promises.
     xal_status_t sync = check(device, api.hipStreamSynchronize(owned->handle),
                               "hipStreamSynchronize");

@@ -57,6 +57,13 @@ SIM_EXPORT hipError_t hipSetDevice(int device) {
   return hipSuccess;
 }
 
+SIM_EXPORT hipError_t hipGetDevice(int* device) {
+  SIM_BEGIN("hipGetDevice", false);
+  if (device == nullptr) return hipErrorInvalidValue;
+  *device = xalsim::current_device();
+  return hipSuccess;
+}
+
 SIM_EXPORT hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attr,
                                             int device) {
   SIM_BEGIN("hipDeviceGetAttribute", false);

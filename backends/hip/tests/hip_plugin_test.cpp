@@ -1,6 +1,8 @@
 // The HIP backend through its plugin table, on the simulated HIP runtime:
 // devices, memory, copies, memset, streams, events, host memory, peer
 // copies, code objects and metrics.
+#include <dlfcn.h>
+
 #include <cstring>
 #include <numeric>
 #include <vector>
@@ -55,6 +57,28 @@ TEST_F(HipPlugin, DeviceProperties) {
   // No RCCL on this machine: the core's collectives serve HIP devices.
   EXPECT_EQ(table_->comm_create == nullptr,
             (p.capabilities & XAL_DEVICE_CAP_COLLECTIVES) == 0);
+}
+
+// A caller that also uses the HIP runtime on the thread keeps its device:
+// each call gives back the device the thread had (the runtime's
+// hipSetDevice is per thread).
+TEST_F(HipPlugin, CallersDeviceIsGivenBack) {
+  void* runtime = dlopen(XAL_HIP_SIM_PATH, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  ASSERT_NE(runtime, nullptr);
+  auto set = reinterpret_cast<int (*)(int)>(dlsym(runtime, "hipSetDevice"));
+  auto get = reinterpret_cast<int (*)(int*)>(dlsym(runtime, "hipGetDevice"));
+  ASSERT_TRUE(set != nullptr && get != nullptr);
+  ASSERT_EQ(set(1), 0);
+  xal_devptr_t ptr = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 256, &ptr), XAL_SUCCESS);
+  int now = -1;
+  ASSERT_EQ(get(&now), 0);
+  EXPECT_EQ(now, 1);
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_SUCCESS);
+  ASSERT_EQ(get(&now), 0);
+  EXPECT_EQ(now, 1);
+  ASSERT_EQ(set(0), 0);
+  dlclose(runtime);
 }
 
 TEST_F(HipPlugin, MemoryInfoFollowsAllocations) {
