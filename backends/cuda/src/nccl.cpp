@@ -117,8 +117,10 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: NCCL could not be loaded: " + backend->note);
     }
+    // NCCL takes the CUDA ordinals (the runtime's device numbers), which
+    // are the driver's: the plugin's index is the ordinal of cuDeviceGet.
     std::vector<int> ordinals(n);
-    for (uint32_t i = 0; i < n; ++i) ordinals[i] = devices[i]->device;
+    for (uint32_t i = 0; i < n; ++i) ordinals[i] = static_cast<int>(devices[i]->index);
     std::vector<ncclComm_t> comms(n, nullptr);
     const ncclResult_t r =
         backend->nccl->ncclCommInitAll(comms.data(), static_cast<int>(n), ordinals.data());
