@@ -321,7 +321,10 @@ run_checks() {
     skipped kernels "MISSING from the bundle"
   fi
   if [[ -x "$bin/xal-conform" ]]; then
-    step conformance 130 "$bin/xal-conform" --backend cuda \
+    # --timeout: a stuck test is reported as timed out (its group goes on
+    # in a fresh process) well before the step's limit, which would lose
+    # the reports (written at the end).
+    step conformance 130 "$bin/xal-conform" --backend cuda --timeout 40 \
       --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
   else
     skipped conformance "MISSING from the bundle"
