@@ -175,15 +175,26 @@ int run(int argc, char** argv) {
   std::fprintf(stderr, "xal-conform: %zu groups on %s (%s mode)\n", run_list.size(),
                selected.empty() ? "no device" : ("devices " + selected).c_str(),
                quick ? "quick" : "full");
-  RunResult result = run_groups(options, tests, run_list, names);
-  apply_known_failures(known, *platform, result);
-
   ReportContext context;
   context.mode = quick ? "quick" : "full";
   context.groups = run_list;
   context.command.assign(argv, argv + argc);
   context.known_failures_file = known_path;
   context.fail_on_unexpected_pass = strict;
+  // The reports are written after each group too ("complete": false until
+  // the end), so that a run killed from outside still leaves them.
+  options.after_group = [&](const RunResult& so_far, size_t done) {
+    if (done >= run_list.size()) return;  // the final reports follow
+    RunResult partial = so_far;
+    apply_known_failures(known, *platform, partial);
+    ReportContext now = context;
+    now.groups_not_run.assign(run_list.begin() + static_cast<std::ptrdiff_t>(done),
+                              run_list.end());
+    if (!report_path.empty()) (void)write_file(report_path, json_report(*platform, partial, now));
+    if (!junit_path.empty()) (void)write_file(junit_path, junit_report(partial));
+  };
+  RunResult result = run_groups(options, tests, run_list, names);
+  apply_known_failures(known, *platform, result);
   print_summary(stdout, *platform, result, context);
   int rc = run_failed(result, context) ? kExitFailed : 0;
   if (!report_path.empty()) {

@@ -1,6 +1,7 @@
 // JSON report and JUnit XML (see report.hpp).
 #include "report.hpp"
 
+#include <cstdio>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +88,8 @@ std::string json_report(const Platform& platform, const RunResult& run,
   doc["device_selector"] = platform.selector;
   doc["known_failures_file"] = context.known_failures_file;
   doc["groups"] = context.groups;
+  doc["complete"] = context.groups_not_run.empty();
+  doc["groups_not_run"] = context.groups_not_run;
   json backends = json::array();
   for (const BackendEntry& b : platform.backends) {
     backends.push_back({{"name", b.name},
@@ -217,11 +220,19 @@ std::string check_writable(const std::string& path) {
 }
 
 std::string write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc | std::ios::binary);
+  // Written beside it and renamed over it: a reader (or a run killed while
+  // writing) never sees half a report.
+  const std::string temp = path + ".tmp";
+  std::ofstream out(temp, std::ios::trunc | std::ios::binary);
   if (!out) return path + ": cannot be written (" + std::strerror(errno) + ")";
   out << text;
   out.close();
   if (!out) return path + ": write failed";
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temp.c_str());
+    return path + ": cannot be written (" + why + ")";
+  }
   return {};
 }
 

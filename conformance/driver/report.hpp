@@ -14,6 +14,9 @@ struct ReportContext {
   std::vector<std::string> command;
   std::string known_failures_file;
   bool fail_on_unexpected_pass = false;
+  // Groups not run yet when the report is written while the run goes on
+  // (the report then says "complete": false); empty at the end.
+  std::vector<std::string> groups_not_run;
 };
 
 // Counts of outcomes.

@@ -282,6 +282,11 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
         break;
       }
     }
+    if (options.after_group) {
+      run.duration_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      options.after_group(run, static_cast<size_t>(&group - groups.data()) + 1);
+    }
   }
   run.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;

@@ -4,6 +4,7 @@
 // runs in a fresh process.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ struct RunnerOptions {
   double group_timeout_s = 7200;           // one group's process
   bool progress_tty = false;               // rewrite one line in place
   bool verbose = false;                    // copy the suite's output to stderr
+  // Called after each group with the results so far and how many groups
+  // have run (a report written as the run goes, so that a run killed from
+  // outside still leaves one). Optional.
+  std::function<void(const RunResult&, size_t groups_done)> after_group;
 };
 
 struct TestList {

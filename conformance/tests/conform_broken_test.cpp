@@ -3,6 +3,9 @@
 // a crash or a hang must not take the report down, known failures and
 // unexpected passes are reported, a throttled device shows in the parity
 // figures, and pairs across two backends run.
+#include <chrono>
+#include <fstream>
+#include <future>
 #include <map>
 #include <set>
 #include <string>
@@ -71,6 +74,40 @@ TEST_F(ConformCli, HangIsKilledAfterTheTimeoutAndTheRestRuns) {
   ASSERT_NE(t, nullptr) << "the tests after the hang did not run";
   EXPECT_EQ((*t)["outcome"], "passed") << (*t)["message"];
   EXPECT_EQ(r["summary"]["failed"], 1);
+}
+
+// The reports are written after each group ("complete": false, the groups
+// still to run named), so that a run killed from outside leaves them; the
+// last write is the complete report. The device group's hang (3 s to its
+// timeout) leaves time to read the report written after the platform group.
+TEST_F(ConformCli, ReportIsWrittenAfterEachGroup) {
+  auto run = std::async(std::launch::async, [&] {
+    return conform({"--quick", "--group", "platform", "--group", "device", "--timeout", "3",
+                    "--report", path("r.json")},
+                   shim("hang-elapsed", "1*a100-40g"));
+  });
+  json partial;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until &&
+         run.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+    std::ifstream in(path("r.json"));
+    if (!in.good()) continue;
+    partial = json::parse(in, nullptr, false);
+    if (!partial.is_discarded()) break;
+  }
+  const Outcome o = run.get();
+  ASSERT_TRUE(partial.is_object()) << "no report was written before the run ended\n" << o.output;
+  EXPECT_EQ(partial["complete"], false);
+  EXPECT_EQ(partial["groups_not_run"], json::array({"device"}));
+  ASSERT_FALSE(partial["tests"].empty());
+  for (const json& t : partial["tests"]) {
+    EXPECT_EQ(t["group"], "platform") << t["name"];
+  }
+  EXPECT_EQ(o.rc, 1) << o.output;
+  const json r = read_json(path("r.json"));
+  EXPECT_EQ(r["complete"], true);
+  EXPECT_TRUE(r["groups_not_run"].empty());
+  EXPECT_NE(find_test(r, "device/DeviceProps.CapabilityReset/d0_shim"), nullptr);
 }
 
 TEST_F(ConformCli, CorruptCopiesFailAndKnownFailuresAreHonoured) {
