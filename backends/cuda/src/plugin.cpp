@@ -1,7 +1,5 @@
 // plugin.cpp -- the CUDA backend's plugin table: init, shutdown, describe,
 // and the one exported symbol, xal_backend_get.
-#include <dlfcn.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -274,10 +272,7 @@ bool peer_possible() {
 // used with the simulation. (Drivers are never unloaded, so opening it here
 // costs nothing later.)
 bool simulated_driver_requested() {
-  const char* path = std::getenv("XAL_CUDA_DRIVER");
-  if (path == nullptr || *path == '\0') return false;
-  void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-  return handle != nullptr && dlsym(handle, "xalsim_is_simulated") != nullptr;
+  return support::named_library_exports("XAL_CUDA_DRIVER", "xalsim_is_simulated");
 }
 
 // True when NCCL can be opened now, has every function the backend calls

@@ -1,12 +1,11 @@
 // The HIP backend's plugin table and its one exported symbol.
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <string>
 
 #include "dynamic_symbols.h"
 #include "entries.h"
 #include "rccl.h"
+#include "xalsupport/config.h"
 
 namespace xal::hip {
 namespace {
@@ -81,10 +80,7 @@ constexpr xal_backend_table_t kTableWithoutRccl = make_table(false);
 // sonames are the real one, which is not loaded here: init does that). The
 // library is left open, as init opens it again.
 bool simulated_runtime_requested() {
-  const char* path = std::getenv("XAL_HIP_LIBRARY");
-  if (path == nullptr || *path == '\0') return false;
-  void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-  return handle != nullptr && dlsym(handle, HipLibrary::kSimulatedMarker) != nullptr;
+  return support::named_library_exports("XAL_HIP_LIBRARY", HipLibrary::kSimulatedMarker);
 }
 
 // Whether RCCL can serve the runtime init will load, by the same checks as

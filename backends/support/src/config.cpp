@@ -1,5 +1,7 @@
 #include "xalsupport/config.h"
 
+#include <dlfcn.h>
+
 #include <cstddef>
 #include <cstdlib>
 
@@ -18,6 +20,13 @@ const char* config_value(const xal_backend_services_t* services, const char* key
 std::string config(const xal_backend_services_t* services, const char* key) {
   const char* value = config_value(services, key);
   return value != nullptr ? value : "";
+}
+
+bool named_library_exports(const char* variable, const char* marker) {
+  const char* path = std::getenv(variable);
+  if (path == nullptr || *path == '\0') return false;
+  void* handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+  return handle != nullptr && dlsym(handle, marker) != nullptr;
 }
 
 }  // namespace xal::support

@@ -17,4 +17,10 @@ const char* config_value(const xal_backend_services_t* services, const char* key
 // config_value() as a string, empty when `key` is not set.
 std::string config(const xal_backend_services_t* services, const char* key);
 
+// True when the environment variable `variable` names a library that loads
+// and exports `marker` (the tests' simulated vendor library marks itself so).
+// The library is left open: a vendor library is never unloaded, and the
+// plugin opens it again at init. Thread-safe.
+bool named_library_exports(const char* variable, const char* marker);
+
 }  // namespace xal::support
