@@ -1,35 +1,26 @@
-// nccl_status.cpp -- NCCL's results, types and ops in xal's terms.
+// nccl_status.cpp -- NCCL's results, types and ops in xal's terms, through
+// the NCCL ABI that the CUDA and HIP plugins share (xalsupport/nccl_abi.h).
 #include "nccl_comm.h"
+#include "xalsupport/nccl_abi.h"
 
 namespace xal::cuda {
-namespace {
+namespace abi = xal::support::nccl_abi;
 
-const char* result_name(ncclResult_t r) {
-  switch (r) {
-    case ncclSuccess: return "ncclSuccess";
-    case ncclUnhandledCudaError: return "ncclUnhandledCudaError";
-    case ncclSystemError: return "ncclSystemError";
-    case ncclInternalError: return "ncclInternalError";
-    case ncclInvalidArgument: return "ncclInvalidArgument";
-    case ncclInvalidUsage: return "ncclInvalidUsage";
-    case ncclRemoteError: return "ncclRemoteError";
-    case ncclInProgress: return "ncclInProgress";
-    default: return "ncclUnknownResult";
-  }
-}
+// The shared ABI's values are nccl.h's: checked here, where nccl.h is.
+static_assert(ncclSuccess == abi::kSuccess && ncclUnhandledCudaError == abi::kUnhandledCudaError &&
+              ncclSystemError == abi::kSystemError && ncclInternalError == abi::kInternalError &&
+              ncclInvalidArgument == abi::kInvalidArgument &&
+              ncclInvalidUsage == abi::kInvalidUsage && ncclRemoteError == abi::kRemoteError &&
+              ncclInProgress == abi::kInProgress);
+static_assert(ncclInt8 == abi::kInt8 && ncclUint8 == abi::kUint8 && ncclInt32 == abi::kInt32 &&
+              ncclUint32 == abi::kUint32 && ncclInt64 == abi::kInt64 &&
+              ncclUint64 == abi::kUint64 && ncclFloat16 == abi::kFloat16 &&
+              ncclFloat32 == abi::kFloat32 && ncclFloat64 == abi::kFloat64 &&
+              ncclBfloat16 == abi::kBfloat16);
+static_assert(ncclSum == abi::kSum && ncclProd == abi::kProd && ncclMax == abi::kMax &&
+              ncclMin == abi::kMin && ncclAvg == abi::kAvg);
 
-}  // namespace
-
-xal_status_t map_nccl(ncclResult_t r) {
-  switch (r) {
-    case ncclSuccess: return XAL_SUCCESS;
-    case ncclInProgress: return XAL_NOT_READY;
-    case ncclInvalidArgument:
-    case ncclInvalidUsage: return XAL_ERROR_INVALID_ARGUMENT;
-    case ncclInternalError: return XAL_ERROR_INTERNAL;
-    default: return XAL_ERROR_BACKEND;
-  }
-}
+xal_status_t map_nccl(ncclResult_t r) { return abi::status_of(r); }
 
 xal_status_t nccl_result(xal_backend_s* backend, ncclResult_t r,
                          const char* call, ncclComm_t comm,
@@ -42,35 +33,22 @@ xal_status_t nccl_result(xal_backend_s* backend, ncclResult_t r,
   const char* last = n.ncclGetLastError(comm);
   if (last != nullptr && *last != '\0') message += std::string(": ") + last;
   message += hint;
-  backend->services->set_error(status, r, result_name(r), message.c_str());
+  backend->services->set_error(status, r, abi::result_name(r), message.c_str());
   return status;
 }
 
 bool map_dtype(xal_dtype_t dtype, ncclDataType_t* out) {
-  switch (dtype) {
-    case XAL_DTYPE_I8: *out = ncclInt8; return true;
-    case XAL_DTYPE_U8: *out = ncclUint8; return true;
-    case XAL_DTYPE_I32: *out = ncclInt32; return true;
-    case XAL_DTYPE_U32: *out = ncclUint32; return true;
-    case XAL_DTYPE_I64: *out = ncclInt64; return true;
-    case XAL_DTYPE_U64: *out = ncclUint64; return true;
-    case XAL_DTYPE_F16: *out = ncclFloat16; return true;
-    case XAL_DTYPE_BF16: *out = ncclBfloat16; return true;
-    case XAL_DTYPE_F32: *out = ncclFloat32; return true;
-    case XAL_DTYPE_F64: *out = ncclFloat64; return true;
-    default: return false;
-  }
+  int type = 0;
+  if (!abi::to_nccl(dtype, &type)) return false;
+  *out = static_cast<ncclDataType_t>(type);
+  return true;
 }
 
 bool map_op(xal_op_t op, ncclRedOp_t* out) {
-  switch (op) {
-    case XAL_OP_SUM: *out = ncclSum; return true;
-    case XAL_OP_PROD: *out = ncclProd; return true;
-    case XAL_OP_MIN: *out = ncclMin; return true;
-    case XAL_OP_MAX: *out = ncclMax; return true;
-    case XAL_OP_AVG: *out = ncclAvg; return true;
-    default: return false;
-  }
+  int nccl_op = 0;
+  if (!abi::to_nccl(op, &nccl_op)) return false;
+  *out = static_cast<ncclRedOp_t>(nccl_op);
+  return true;
 }
 
 }  // namespace xal::cuda

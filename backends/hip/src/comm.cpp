@@ -4,7 +4,6 @@
 // on integers is NOT_SUPPORTED, a root out of range is refused, an
 // in-place all-to-all goes through a staged copy of the send buffer, and
 // an aborted communicator (ncclCommAbort frees it) is not used again.
-#include <array>
 #include <utility>
 #include <vector>
 
@@ -12,10 +11,11 @@
 #include "errors.h"
 #include "rccl_comm.h"
 #include "xal_common/reduce.hpp"
-
+#include "xalsupport/nccl_abi.h"
 
 namespace xal::hip {
 namespace {
+namespace nccl_abi = xal::support::nccl_abi;
 
 // Owns the communicators handed to the core; freed by comm_destroy.
 struct CommRegistry {
@@ -28,17 +28,10 @@ CommRegistry& registry() {
 }
 
 xal_status_t rccl_check(Rccl* rccl, ncclResult_t result, const char* what) {
-  if (result == 0) return XAL_SUCCESS;
-  // ncclResult_t: 1 unhandled device error, 2 system, 3 internal,
-  // 4 invalid argument, 5 invalid usage, 6 remote, 7 in progress.
-  static constexpr std::array<xal_status_t, 8> kStatus{
-      XAL_SUCCESS,        XAL_ERROR_BACKEND,          XAL_ERROR_BACKEND,
-      XAL_ERROR_INTERNAL, XAL_ERROR_INVALID_ARGUMENT, XAL_ERROR_INVALID_ARGUMENT,
-      XAL_ERROR_BACKEND,  XAL_NOT_READY};
-  const xal_status_t status =
-      (result > 0 && result < 8) ? kStatus[result] : XAL_ERROR_BACKEND;
+  const xal_status_t status = nccl_abi::status_of(result);
+  if (status == XAL_SUCCESS) return XAL_SUCCESS;
   const char* text = rccl->ncclGetErrorString(result);
-  return report(status, result, "ncclResult_t",
+  return report(status, result, nccl_abi::result_name(result),
                 std::string(what) + " failed: " + (text ? text : "?"));
 }
 
@@ -47,32 +40,11 @@ xal_status_t not_supported() {
                 "RCCL (librccl.so.1) is not loaded");
 }
 
-// xal dtype -> ncclDataType_t; -1 when RCCL has no such type.
-int rccl_dtype(xal_dtype_t dtype) {
-  switch (dtype) {
-    case XAL_DTYPE_I8: return 0;
-    case XAL_DTYPE_U8: return 1;
-    case XAL_DTYPE_I32: return 2;
-    case XAL_DTYPE_U32: return 3;
-    case XAL_DTYPE_I64: return 4;
-    case XAL_DTYPE_U64: return 5;
-    case XAL_DTYPE_F16: return 6;
-    case XAL_DTYPE_F32: return 7;
-    case XAL_DTYPE_F64: return 8;
-    case XAL_DTYPE_BF16: return 9;
-    default: return -1;
-  }
-}
-
+// RCCL's op for xal's (checked by prepare()).
 int rccl_op(xal_op_t op) {
-  switch (op) {
-    case XAL_OP_SUM: return 0;
-    case XAL_OP_PROD: return 1;
-    case XAL_OP_MAX: return 2;
-    case XAL_OP_MIN: return 3;
-    case XAL_OP_AVG: return 4;
-    default: return -1;
-  }
+  int out = -1;
+  nccl_abi::to_nccl(op, &out);
+  return out;
 }
 
 // Checks the comm, stream and types shared by every collective; `op` and
@@ -96,8 +68,7 @@ xal_status_t prepare(xal_bcomm_s* comm, xal_bstream_s* stream, xal_dtype_t dtype
     return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                   "root " + std::to_string(root) + " is out of range");
   }
-  *out_dtype = rccl_dtype(dtype);
-  if (*out_dtype < 0) {
+  if (!nccl_abi::to_nccl(dtype, out_dtype)) {
     return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, "unknown dtype");
   }
   if (stream->device != comm->device) {

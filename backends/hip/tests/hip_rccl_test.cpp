@@ -7,6 +7,7 @@
 // conformance suite's collectives group (hip_simulation_rccl_conformance).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,24 @@ TEST_F(HipRccl, XalsRulesHoldWhereRcclsDiffer) {
   xal_status_t async = XAL_ERROR_INTERNAL;
   ASSERT_EQ(xal_comm_get_async_error(comms_[0], &async), XAL_SUCCESS);
   EXPECT_EQ(async, XAL_SUCCESS);  // nothing was queued
+}
+
+// A failed RCCL call keeps RCCL's code and its enumerator's name, and
+// RCCL's own text (the simulated RCCL's XALSIM_NCCL_FAIL injects one).
+TEST_F(HipRccl, FailedCallKeepsRcclsCodeAndName) {
+  ASSERT_EQ(setenv("XALSIM_NCCL_FAIL", "ncclAllReduce", 1), 0);
+  const xal_status_t s =
+      xal_allreduce(comms_[0], bufs_[0], bufs_[0], 4, XAL_DTYPE_F32, XAL_OP_SUM, streams_[0]);
+  unsetenv("XALSIM_NCCL_FAIL");
+  EXPECT_EQ(s, XAL_ERROR_BACKEND);
+  xal_error_info_t e{};
+  e.struct_size = sizeof e;
+  ASSERT_EQ(xal_last_error(&e), XAL_SUCCESS);
+  EXPECT_EQ(e.vendor_code, 1);  // ncclUnhandledCudaError, RCCL's "unhandled device error"
+  EXPECT_STREQ(e.vendor_name, "ncclUnhandledCudaError");
+  EXPECT_NE(std::string(e.message).find("ncclAllReduce failed: unhandled cuda error (simulated)"),
+            std::string::npos)
+      << e.message;
 }
 
 }  // namespace

@@ -9,10 +9,12 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "xalsupport/config.h"
 #include "xalsupport/device_objects.h"
 #include "xalsupport/guarded.h"
+#include "xalsupport/nccl_abi.h"
 #include "xalsupport/report.h"
 #include "xalsupport/status_table.h"
 #include "xalsupport/sticky_error.h"
@@ -227,6 +229,62 @@ TEST_F(Support, StickyErrorKeepsTheFirstErrorUntilCleared) {
   EXPECT_EQ(health.state, static_cast<uint32_t>(XAL_HEALTH_ERROR));
   EXPECT_EQ(sticky.name, "");
   EXPECT_EQ(std::string(health.message).size(), sizeof health.message - 1);  // cut
+}
+
+// NCCL's ABI as the CUDA and HIP plugins and the simulated NCCL use it:
+// every xal dtype and op NCCL has maps there and back, the rest refuse.
+TEST(NcclAbi, DtypesAndOpsMapThereAndBack) {
+  const std::array<std::pair<xal_dtype_t, int>, 10> types{{
+      {XAL_DTYPE_I8, 0}, {XAL_DTYPE_U8, 1}, {XAL_DTYPE_I32, 2}, {XAL_DTYPE_U32, 3},
+      {XAL_DTYPE_I64, 4}, {XAL_DTYPE_U64, 5}, {XAL_DTYPE_F16, 6}, {XAL_DTYPE_F32, 7},
+      {XAL_DTYPE_F64, 8}, {XAL_DTYPE_BF16, 9}}};
+  for (const auto& [dtype, nccl] : types) {
+    int to = -1;
+    xal_dtype_t back = XAL_DTYPE_I8;
+    EXPECT_TRUE(nccl_abi::to_nccl(dtype, &to));
+    EXPECT_EQ(to, nccl) << "dtype " << dtype;
+    EXPECT_TRUE(nccl_abi::from_nccl_dtype(nccl, &back));
+    EXPECT_EQ(back, dtype);
+  }
+  const std::array<std::pair<xal_op_t, int>, 5> ops{
+      {{XAL_OP_SUM, 0}, {XAL_OP_PROD, 1}, {XAL_OP_MAX, 2}, {XAL_OP_MIN, 3}, {XAL_OP_AVG, 4}}};
+  for (const auto& [op, nccl] : ops) {
+    int to = -1;
+    xal_op_t back = XAL_OP_SUM;
+    EXPECT_TRUE(nccl_abi::to_nccl(op, &to));
+    EXPECT_EQ(to, nccl) << "op " << op;
+    EXPECT_TRUE(nccl_abi::from_nccl_op(nccl, &back));
+    EXPECT_EQ(back, op);
+  }
+  int out = 42;
+  xal_dtype_t dtype = XAL_DTYPE_F32;
+  xal_op_t op = XAL_OP_MAX;
+  EXPECT_FALSE(nccl_abi::to_nccl(static_cast<xal_dtype_t>(1000), &out));
+  EXPECT_FALSE(nccl_abi::to_nccl(static_cast<xal_op_t>(-1), &out));
+  EXPECT_EQ(out, 42);  // untouched
+  EXPECT_FALSE(nccl_abi::from_nccl_dtype(10, &dtype));  // ncclFloat8e4m3: none in xal
+  EXPECT_FALSE(nccl_abi::from_nccl_dtype(-1, &dtype));
+  EXPECT_FALSE(nccl_abi::from_nccl_op(5, &op));  // ncclNumOps / a user-made op
+  EXPECT_EQ(dtype, XAL_DTYPE_F32);
+  EXPECT_EQ(op, XAL_OP_MAX);
+}
+
+TEST(NcclAbi, ResultsMapToStatusesAndNames) {
+  EXPECT_EQ(nccl_abi::status_of(0), XAL_SUCCESS);
+  EXPECT_STREQ(nccl_abi::result_name(0), "ncclSuccess");
+  EXPECT_EQ(nccl_abi::status_of(1), XAL_ERROR_BACKEND);
+  EXPECT_STREQ(nccl_abi::result_name(1), "ncclUnhandledCudaError");
+  EXPECT_EQ(nccl_abi::status_of(3), XAL_ERROR_INTERNAL);
+  EXPECT_EQ(nccl_abi::status_of(4), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(nccl_abi::status_of(5), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(nccl_abi::result_name(5), "ncclInvalidUsage");
+  EXPECT_EQ(nccl_abi::status_of(6), XAL_ERROR_BACKEND);
+  EXPECT_EQ(nccl_abi::status_of(7), XAL_NOT_READY);
+  EXPECT_STREQ(nccl_abi::result_name(7), "ncclInProgress");
+  for (int unknown : {-1, 8, 1000}) {
+    EXPECT_EQ(nccl_abi::status_of(unknown), XAL_ERROR_BACKEND) << unknown;
+    EXPECT_STREQ(nccl_abi::result_name(unknown), "ncclUnknownResult") << unknown;
+  }
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "nccl_sim_state.h"
+#include "xalsupport/nccl_abi.h"
 
 namespace {
 
@@ -55,28 +56,21 @@ bool injected(const char* name) {
   return v != nullptr && std::strcmp(v, name) == 0;
 }
 
+// The simulation's ABI (nccl_sim_state.h) is the one the plugins use.
+namespace abi = xal::support::nccl_abi;
+static_assert(ncclInvalidUsage == abi::kInvalidUsage && ncclInProgress == abi::kInProgress &&
+              ncclUnhandledCudaError == abi::kUnhandledCudaError);
+static_assert(ncclInt8 == abi::kInt8 && ncclFloat16 == abi::kFloat16 &&
+              ncclBfloat16 == abi::kBfloat16 && ncclFloat64 == abi::kFloat64);
+static_assert(ncclSum == abi::kSum && ncclMax == abi::kMax && ncclMin == abi::kMin &&
+              ncclAvg == abi::kAvg);
+
 bool to_xal(ncclDataType_t t, xal_dtype_t* out) {
-  static const std::map<int, xal_dtype_t> kMap = {
-      {ncclInt8, XAL_DTYPE_I8},     {ncclUint8, XAL_DTYPE_U8},      {ncclInt32, XAL_DTYPE_I32},
-      {ncclUint32, XAL_DTYPE_U32},  {ncclInt64, XAL_DTYPE_I64},     {ncclUint64, XAL_DTYPE_U64},
-      {ncclFloat16, XAL_DTYPE_F16}, {ncclBfloat16, XAL_DTYPE_BF16}, {ncclFloat32, XAL_DTYPE_F32},
-      {ncclFloat64, XAL_DTYPE_F64}};
-  const auto it = kMap.find(static_cast<int>(t));
-  if (it == kMap.end()) return false;
-  *out = it->second;
-  return true;
+  return abi::from_nccl_dtype(static_cast<int>(t), out);
 }
 
 bool to_xal(ncclRedOp_t r, xal_op_t* out) {
-  static const std::map<int, xal_op_t> kMap = {{ncclSum, XAL_OP_SUM},
-                                               {ncclProd, XAL_OP_PROD},
-                                               {ncclMin, XAL_OP_MIN},
-                                               {ncclMax, XAL_OP_MAX},
-                                               {ncclAvg, XAL_OP_AVG}};
-  const auto it = kMap.find(static_cast<int>(r));
-  if (it == kMap.end()) return false;
-  *out = it->second;
-  return true;
+  return abi::from_nccl_op(static_cast<int>(r), out);
 }
 
 // The state behind a handle (a heap std::shared_ptr<CommState>).
