@@ -44,6 +44,7 @@ xal_status_t check_call(xal_comm_t comm, xal_stream_t stream, const xal_dtype_t&
                     " is out of range"));
   *out_c = c;
   *out_s = s;
+  note_group_call(comm, stream);  // inside a group, its work checks them at the end
   return XAL_SUCCESS;
 }
 

@@ -17,27 +17,59 @@ using namespace xal::core;
 namespace {
 
 constexpr uint32_t kDefaultTimeoutMs = 300000;
-thread_local int t_group_depth = 0;
 
-// Work kept by defer_to_group_end on this thread, per key, in order.
+// This thread's open group: its depth, the runtime it was started in, and
+// the work kept by defer_to_group_end per key, in order, each with the
+// handles of the collective that kept it.
+struct Kept {
+  xal_comm_t comm;
+  xal_stream_t stream;
+  std::function<xal_status_t()> work;
+};
 struct Deferred {
   const void* key;
-  std::vector<std::function<xal_status_t()>> work;
+  std::vector<Kept> work;
 };
-thread_local std::vector<Deferred> t_deferred;
+struct GroupState {
+  int depth = 0;
+  uint64_t epoch = 0;
+  std::vector<Deferred> deferred;
+  xal_comm_t call_comm = nullptr;  // of the collective being checked
+  xal_stream_t call_stream = nullptr;
+};
+thread_local GroupState t_group;
+
+// Why the kept work cannot run: a communicator or stream destroyed since
+// its collective was called. Empty when all of it can.
+std::string kept_work_problem(const std::vector<Deferred>& jobs) {
+  for (const Deferred& d : jobs)
+    for (const Kept& k : d.work) {
+      if (!as_comm(k.comm))
+        return cat("the communicator ", static_cast<const void*>(k.comm),
+                   " of a collective queued in the group was destroyed before xal_group_end");
+      if (!as_stream(k.stream))
+        return cat("the stream ", static_cast<const void*>(k.stream),
+                   " of a collective queued in the group was destroyed before xal_group_end");
+    }
+  return {};
+}
 
 // Runs every key's kept work on its own thread; the first failure wins.
+// Nothing runs when a communicator or stream of the work is gone: the
+// ranks of one group are driven from this thread, so all of them skip.
 xal_status_t run_deferred() {
   std::vector<Deferred> jobs;
-  jobs.swap(t_deferred);
+  jobs.swap(t_group.deferred);
   if (jobs.empty()) return XAL_SUCCESS;
+  if (std::string why = kept_work_problem(jobs); !why.empty())
+    return fail(XAL_ERROR_INVALID_HANDLE, cat(why, "; none of the group's collectives ran"));
   std::vector<xal_status_t> status(jobs.size(), XAL_SUCCESS);
   std::vector<std::string> message(jobs.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < jobs.size(); ++i)
     threads.emplace_back([&, i] {
-      for (auto& w : jobs[i].work) {
-        const xal_status_t s = w();
+      for (Kept& k : jobs[i].work) {
+        const xal_status_t s = k.work();
         if (s < 0) {
           xal_error_info_t e{};
           e.struct_size = sizeof e;
@@ -54,11 +86,25 @@ xal_status_t run_deferred() {
   return XAL_SUCCESS;
 }
 
+// Forgets a group this thread opened under an earlier runtime (xal_shutdown
+// came in between): its work names objects that are gone. True if there
+// was one.
+bool drop_group_of_ended_runtime(const Runtime* rt) {
+  if (t_group.depth == 0 || t_group.epoch == rt->epoch) return false;
+  t_group.depth = 0;
+  t_group.deferred.clear();
+  return true;
+}
+
 uint32_t timeout_from(const xal_comm_options_t* o) {
   if (o && o->timeout_ms) return o->timeout_ms;
-  if (auto v = xal::common::env("XAL_COMM_TIMEOUT_MS"))
+  if (auto v = xal::common::env("XAL_COMM_TIMEOUT_MS")) {
     if (auto n = xal::common::parse_uint(*v); n && *n > 0 && *n <= 0xffffffffu)
       return static_cast<uint32_t>(*n);
+    log_message(XAL_LOG_WARNING, cat("XAL_COMM_TIMEOUT_MS='", *v,
+                                     "' is not a number of milliseconds from 1 to 4294967295; "
+                                     "using the default ", kDefaultTimeoutMs, " ms").c_str());
+  }
   return kDefaultTimeoutMs;
 }
 
@@ -68,15 +114,21 @@ namespace xal::core {
 
 uint32_t comm_timeout_from(const xal_comm_options_t* options) { return timeout_from(options); }
 
+void note_group_call(xal_comm_t comm, xal_stream_t stream) {
+  t_group.call_comm = comm;
+  t_group.call_stream = stream;
+}
+
 bool defer_to_group_end(const void* key, std::function<xal_status_t()> work) {
-  if (t_group_depth == 0) return false;
-  for (Deferred& d : t_deferred)
+  if (t_group.depth == 0) return false;
+  Kept kept{t_group.call_comm, t_group.call_stream, std::move(work)};
+  for (Deferred& d : t_group.deferred)
     if (d.key == key) {
-      d.work.push_back(std::move(work));
+      d.work.push_back(std::move(kept));
       return true;
     }
-  t_deferred.push_back(Deferred{key, {}});
-  t_deferred.back().work.push_back(std::move(work));
+  t_group.deferred.push_back(Deferred{key, {}});
+  t_group.deferred.back().work.push_back(std::move(kept));
   return true;
 }
 
@@ -158,7 +210,7 @@ XAL_API xal_status_t xal_comm_create(const xal_device_t* devs, uint32_t n,
       for (CommObj* c : made) destroy_handle(c);
       throw;
     }
-    for (uint32_t i = 0; i < n; ++i) out_comms[i] = reinterpret_cast<xal_comm_t>(made[i]);
+    for (uint32_t i = 0; i < n; ++i) out_comms[i] = to_handle<xal_comm_t>(made[i]);
     return XAL_SUCCESS;
   });
 }
@@ -204,7 +256,7 @@ XAL_API xal_status_t xal_comm_get_info(xal_comm_t comm,
     XAL_CHECK_STRUCT(out_info, "out_info");
     out_info->rank = c->rank;
     out_info->size = c->size;
-    out_info->device = c->device;
+    out_info->device = to_handle<xal_device_t>(c->device);
     out_info->path = c->impl->path();
     out_info->timeout_ms = c->timeout_ms;
     xal::common::copy_string(out_info->description, c->impl->description());
@@ -217,12 +269,15 @@ XAL_API xal_status_t xal_group_start(void) {
   return entry("xal_group_start", [&] {
     Runtime* rt = runtime();
     if (!rt) return not_initialized();
+    if (drop_group_of_ended_runtime(rt))
+      log_message(XAL_LOG_WARNING, "xal_group_start: a group this thread opened before "
+                                   "xal_shutdown was never ended; its collectives were dropped");
     for (auto& b : rt->backends)
       if (b->loaded() && b->table->group_start) {
         const xal_status_t s = b->table->group_start(b->instance);
         if (s != XAL_SUCCESS) return fail_backend(b.get(), nullptr, s);
       }
-    ++t_group_depth;
+    if (t_group.depth++ == 0) t_group.epoch = rt->epoch;
     trace::group_begin();
     return XAL_SUCCESS;
   });
@@ -232,11 +287,15 @@ XAL_API xal_status_t xal_group_end(void) {
   return entry("xal_group_end", [&] {
     Runtime* rt = runtime();
     if (!rt) return not_initialized();
-    if (t_group_depth == 0)
+    if (drop_group_of_ended_runtime(rt))
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  "xal_group_end: the group was started before xal_shutdown; its collectives "
+                  "were dropped");
+    if (t_group.depth == 0)
       return fail(XAL_ERROR_INVALID_ARGUMENT,
                   "xal_group_end without a matching xal_group_start");
-    --t_group_depth;
-    xal_status_t first = t_group_depth == 0 ? run_deferred() : XAL_SUCCESS;
+    --t_group.depth;
+    xal_status_t first = t_group.depth == 0 ? run_deferred() : XAL_SUCCESS;
     for (auto& b : rt->backends)
       if (b->loaded() && b->table->group_end) {
         const xal_status_t s = b->table->group_end(b->instance);

@@ -113,7 +113,7 @@ XAL_API xal_status_t xal_comm_create_transport(const xal_device_t* devs, uint32_
       throw;
     }
     adopt_transport(*made[0]->impl);
-    for (uint32_t i = 0; i < n; ++i) out_comms[i] = reinterpret_cast<xal_comm_t>(made[i]);
+    for (uint32_t i = 0; i < n; ++i) out_comms[i] = to_handle<xal_comm_t>(made[i]);
     return XAL_SUCCESS;
   });
 }

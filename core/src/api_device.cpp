@@ -34,7 +34,7 @@ XAL_API xal_status_t xal_device_get(uint32_t index, xal_device_t* out_device) {
       return fail(XAL_ERROR_INVALID_ARGUMENT,
                   cat("device index ", index, " is past the end (",
                       rt->devices.size(), " devices)"));
-    *out_device = rt->devices[index];
+    *out_device = to_handle<xal_device_t>(rt->devices[index]);
     return XAL_SUCCESS;
   });
 }

@@ -32,7 +32,7 @@ XAL_API xal_status_t xal_event_create(xal_device_t device, uint32_t flags,
       d->hdr.table->event_destroy(native);
       throw;
     }
-    *out_event = reinterpret_cast<xal_event_t>(obj);
+    *out_event = to_handle<xal_event_t>(obj);
     trace::note_device(d->index);
     return XAL_SUCCESS;
   });
@@ -47,7 +47,7 @@ XAL_API xal_status_t xal_event_destroy(xal_event_t event) {
       std::lock_guard lock(d->state->mu);
       if (d->state->events.erase(e) == 0) return bad_handle(event, "event");
     }
-    const xal_status_t st = d->hdr.table->event_destroy(e->native);
+    const xal_status_t st = destroy_native_event(e);
     destroy_handle(e);
     return st == XAL_SUCCESS ? st : fail_backend(d->backend, d, st);
   });

@@ -39,7 +39,12 @@ bool validation_enabled(const xal_init_options_t* o) {
   const auto v = env("XAL_VALIDATION");
   if (!v) return true;
   const std::string s = xal::common::to_lower(xal::common::trim(*v));
-  return !(s == "0" || s == "off" || s == "false" || s == "no");
+  if (s == "0" || s == "off" || s == "false" || s == "no") return false;
+  if (!(s.empty() || s == "1" || s == "on" || s == "true" || s == "yes"))
+    log_message(XAL_LOG_WARNING, cat("XAL_VALIDATION='", *v,
+                                     "' is neither on (1, on, true, yes) nor off (0, off, "
+                                     "false, no); validation stays on").c_str());
+  return true;
 }
 
 // Creates the device handles of a started backend that the selector keeps.
@@ -85,6 +90,13 @@ xal_status_t do_init(const xal_init_options_t* options, int64_t t0) {
   if (options && options->struct_size < sizeof(xal_init_options_t))
     return bad_struct(options, options->struct_size, sizeof(*options),
                       "options");
+  if (options && options->flags != 0)
+    return fail(XAL_ERROR_INVALID_ARGUMENT,
+                cat("options->flags is reserved and must be 0, not ", hex(options->flags)));
+  if (options && (options->validation < -1 || options->validation > 1))
+    return fail(XAL_ERROR_INVALID_ARGUMENT,
+                cat("options->validation must be -1 (XAL_VALIDATION), 0 (off) or 1 (on), not ",
+                    options->validation));
   const std::string selector_text = option_or_env(
       options, &xal_init_options_t::device_selector, "XAL_DEVICE_SELECTOR");
   std::string error;

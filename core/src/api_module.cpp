@@ -46,7 +46,7 @@ XAL_API xal_status_t xal_module_load(xal_device_t device, uint32_t format,
       if (t->module_unload) t->module_unload(native);
       throw;
     }
-    *out_module = reinterpret_cast<xal_module_t>(m);
+    *out_module = to_handle<xal_module_t>(m);
     return XAL_SUCCESS;
   });
 }
@@ -61,8 +61,11 @@ XAL_API xal_status_t xal_module_unload(xal_module_t module) {
       std::lock_guard lock(d->state->mu);
       if (d->state->modules.erase(m) == 0) return bad_handle(module, "module");
     }
-    for (KernelObj* k : m->kernels) destroy_handle(k);
-    m->kernels.clear();
+    {
+      std::lock_guard lock(m->mu);  // a concurrent xal_kernel_get appends
+      for (KernelObj* k : m->kernels) destroy_handle(k);
+      m->kernels.clear();
+    }
     xal_status_t s = XAL_SUCCESS;
     if (m->hdr.table->module_unload) s = m->hdr.table->module_unload(m->native);
     destroy_handle(m);
@@ -81,7 +84,7 @@ XAL_API xal_status_t xal_kernel_get(xal_module_t module, const char* name,
     std::lock_guard lock(m->mu);
     for (KernelObj* k : m->kernels)
       if (k->name == name) {
-        *out_kernel = reinterpret_cast<xal_kernel_t>(k);
+        *out_kernel = to_handle<xal_kernel_t>(k);
         return XAL_SUCCESS;
       }
     xal_bkernel_t* native = nullptr;
@@ -97,7 +100,7 @@ XAL_API xal_status_t xal_kernel_get(xal_module_t module, const char* name,
       destroy_handle(k);
       throw;
     }
-    *out_kernel = reinterpret_cast<xal_kernel_t>(k);
+    *out_kernel = to_handle<xal_kernel_t>(k);
     return XAL_SUCCESS;
   });
 }

@@ -33,7 +33,7 @@ XAL_API xal_status_t xal_stream_create(xal_device_t device, uint32_t flags,
       d->hdr.table->stream_destroy(native);
       throw;
     }
-    *out_stream = reinterpret_cast<xal_stream_t>(obj);
+    *out_stream = to_handle<xal_stream_t>(obj);
     if (trace_on()) trace::stream_created(obj);
     return XAL_SUCCESS;
   });

@@ -66,7 +66,13 @@ void warn_native_fallback(const Backend* backend);
 // backend that runs a collective's host step on the calling thread then
 // does not block the ranks issued after it. Returns false outside a group:
 // the caller runs `work` itself.
+// The work runs only if the communicator and stream of the collective that
+// kept it (note_group_call) are still live at xal_group_end.
 bool defer_to_group_end(const void* key, std::function<xal_status_t()> work);
+
+// The public handles of the collective being checked on this thread, for
+// defer_to_group_end (api_collective.cpp calls it before the path runs).
+void note_group_call(xal_comm_t comm, xal_stream_t stream);
 
 // The timeout of a new communicator: options->timeout_ms, else
 // XAL_COMM_TIMEOUT_MS, else the default (api_comm.cpp).

@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace xal::core {
 
@@ -21,6 +22,7 @@ struct PoolState {
   std::mutex mu;
   std::deque<void*> quarantine;  // FIFO of released slots
   size_t next = 0;               // first never-used slot
+  std::vector<uint16_t> uses;    // by slot: times reused (mod kGenerations)
 };
 
 PoolState& state() {
@@ -29,20 +31,23 @@ PoolState& state() {
   return *s;
 }
 
-void* reuse(PoolState& st) {
+SlotPool::Slot reuse(PoolState& st) {
   void* slot = st.quarantine.front();
   st.quarantine.pop_front();
   std::memset(slot, 0, SlotPool::kSlotSize);
-  return slot;
+  const size_t index = (reinterpret_cast<uintptr_t>(slot) - g_slot_base) / SlotPool::kSlotSize;
+  st.uses[index] = static_cast<uint16_t>((st.uses[index] + 1) % SlotPool::kGenerations);
+  return {slot, st.uses[index]};
 }
 
 }  // namespace
 
-void* SlotPool::allocate() {
+SlotPool::Slot SlotPool::allocate() {
   PoolState& st = state();
   std::lock_guard lock(st.mu);
   if (st.quarantine.size() > kQuarantine) return reuse(st);
   if (g_slot_base == 0) {
+    st.uses.assign(kSlotCount, 1);  // generation 1: no handle equals its object's address
     void* p = mmap(nullptr, kSlotSize * kSlotCount, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
@@ -61,7 +66,7 @@ void* SlotPool::allocate() {
                      __ATOMIC_RELEASE);
   }
   ++st.next;
-  return reinterpret_cast<void*>(g_slot_base + offset);
+  return {reinterpret_cast<void*>(g_slot_base + offset), st.uses[st.next - 1]};
 }
 
 void SlotPool::release(void* slot) noexcept {

@@ -96,11 +96,27 @@ struct StreamObj {
   xal_bstream_t* native = nullptr;
 };
 
+// An event's native event while host functions on other backends' streams
+// wait on it (cross_backend_wait): the last of its holders destroys it.
+struct SharedNativeEvent {
+  SharedNativeEvent(const xal_backend_table_t* t, xal_bevent_t* e) : table(t), native(e) {}
+  ~SharedNativeEvent() {
+    if (native) table->event_destroy(native);
+  }
+  SharedNativeEvent(const SharedNativeEvent&) = delete;  // one owner of `native`
+  SharedNativeEvent& operator=(const SharedNativeEvent&) = delete;
+
+  const xal_backend_table_t* table;
+  xal_bevent_t* native;  // null once destroyed by its handle's owner
+};
+
 struct EventObj {
   static constexpr Kind kKind = Kind::kEvent;
   HandleHeader hdr;
   DeviceObj* device = nullptr;
   xal_bevent_t* native = nullptr;
+  // Set by the first cross-backend wait; guarded by the device state's mu.
+  std::shared_ptr<SharedNativeEvent> shared;
 };
 
 struct KernelObj;

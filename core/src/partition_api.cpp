@@ -54,7 +54,7 @@ XAL_API xal_status_t xal_device_partition(xal_device_t parent, uint32_t n,
     std::vector<DeviceObj*> made;
     if (xal_status_t s = create_partitions(*rt, d, parts, &made); s) return s;
     if (out_partitions)
-      for (uint32_t i = 0; i < n; ++i) out_partitions[i] = made[i];
+      for (uint32_t i = 0; i < n; ++i) out_partitions[i] = to_handle<xal_device_t>(made[i]);
     return XAL_SUCCESS;
   });
 }

@@ -155,13 +155,13 @@ void gate(void* user) {
 void wait_event_host(void* user);
 
 struct WaitArgs {
-  const xal_backend_table_t* table;
-  xal_bevent_t* event;
+  std::shared_ptr<SharedNativeEvent> event;  // alive until the wait ends
 };
 
 void wait_event_host(void* user) {
   std::unique_ptr<WaitArgs> args(static_cast<WaitArgs*>(user));
-  args->table->event_synchronize(args->event);
+  args->event->table->event_synchronize(args->event->native);
+  args.reset();  // may destroy the native event (its handle is gone)
   clear_pending();
 }
 
@@ -316,12 +316,32 @@ xal_status_t cross_backend_wait(StreamObj* stream, EventObj* event) {
     return s == XAL_SUCCESS ? s
                             : fail_backend(event->device->backend, event->device, s);
   }
-  auto args = std::make_unique<WaitArgs>(WaitArgs{event->hdr.table, event->native});
+  auto args = std::make_unique<WaitArgs>();
+  {
+    std::lock_guard lock(event->device->state->mu);
+    if (!event->shared) {
+      event->shared = std::make_shared<SharedNativeEvent>(event->hdr.table, event->native);
+    }
+    args->event = event->shared;
+  }
   const xal_status_t s = t->stream_enqueue_host_func(stream->native, &wait_event_host, args.get());
   if (s != XAL_SUCCESS)
     return fail_backend(stream->device->backend, stream->device, s);
   args.release();  // owned by wait_event_host now
   return XAL_SUCCESS;
+}
+
+xal_status_t destroy_native_event(EventObj* event) noexcept {
+  std::shared_ptr<SharedNativeEvent> shared;
+  try {
+    std::lock_guard lock(event->device->state->mu);
+    shared.swap(event->shared);
+  } catch (...) {
+    // A mutex that cannot lock: treat the event as never waited on.
+  }
+  if (shared && shared.use_count() > 1) return XAL_SUCCESS;  // the last wait destroys it
+  if (shared) shared->native = nullptr;
+  return event->hdr.table->event_destroy(event->native);
 }
 
 }  // namespace xal::core

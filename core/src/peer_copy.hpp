@@ -55,4 +55,9 @@ xal_status_t staged_peer_copy(StreamObj* stream, DeviceObj* dst_device,
 // xal_stream_wait_event across backends.
 xal_status_t cross_backend_wait(StreamObj* stream, EventObj* event);
 
+// Destroys the native event behind `event` (whose handle is going away):
+// now, or where cross-backend waits still hold it, when the last of them
+// ends (the backend's status is then not known here: XAL_SUCCESS).
+xal_status_t destroy_native_event(EventObj* event) noexcept;
+
 }  // namespace xal::core

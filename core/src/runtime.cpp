@@ -9,7 +9,11 @@ namespace xal::core {
 
 std::atomic<Runtime*> g_runtime{nullptr};
 
-Runtime::Runtime() = default;
+namespace {
+std::atomic<uint64_t> g_epochs{0};
+}  // namespace
+
+Runtime::Runtime() : epoch(g_epochs.fetch_add(1, std::memory_order_relaxed) + 1) {}
 Runtime::~Runtime() = default;
 
 xal_status_t not_initialized() {

@@ -26,6 +26,9 @@ struct Runtime {
   std::vector<DeviceObj*> devices;                 // global index order
   bool validation = true;
   std::vector<std::string> search_dirs;  // plugin folders, in order
+  // Which xal_init made this runtime (1, 2, ...): state a thread keeps
+  // across calls (an open group) belongs to one runtime.
+  const uint64_t epoch;
 
   std::mutex comms_mu;
   std::unordered_set<CommObj*> comms;

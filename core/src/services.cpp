@@ -32,6 +32,10 @@ int log_level() {
     if (s == "info") return XAL_LOG_INFO;
     if (s == "debug") return XAL_LOG_DEBUG;
     if (auto n = xal::common::parse_uint(s)) return static_cast<int>(*n);
+    std::fprintf(stderr,
+                 "[xal:core] warning: XAL_LOG_LEVEL='%s' is not error, warning, info, debug "
+                 "or a number; logging warnings and errors\n",
+                 v);
     return XAL_LOG_WARNING;
   }();
   return level;

@@ -45,7 +45,7 @@ void release_device_objects(DeviceObj* device) noexcept {
       destroy_handle(m);
     }
     for (EventObj* e : events) {
-      t->event_destroy(e->native);
+      destroy_native_event(e);
       destroy_handle(e);
     }
     for (StreamObj* s : streams) {
@@ -76,6 +76,10 @@ void destroy_runtime(Runtime* rt) noexcept {
         std::lock_guard lock(rt->comms_mu);
         comms.swap(rt->comms);
       }
+      // Aborted first: a collective still waiting for a rank that will
+      // never call would otherwise hold its stream, and the streams'
+      // destruction below, until the communicator's timeout.
+      for (CommObj* c : comms) (void)c->impl->abort();
       for (CommObj* c : comms) {
         c->impl.reset();
         destroy_handle(c);

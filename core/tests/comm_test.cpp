@@ -1,4 +1,5 @@
 // Communicators: the native path and argument checks.
+#include <string>
 #include <vector>
 
 #include "test_util.hpp"
@@ -158,4 +159,73 @@ TEST_F(Comm, CollectiveBadInput) {
   EXPECT_XAL_ERROR(xal_alltoall(comms[0], send[0], recv[0], SIZE_MAX / 2, F, stream0),
                    XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_XAL_ERROR(xal_group_end(), XAL_ERROR_INVALID_ARGUMENT);
+}
+
+namespace {
+
+// Two ranks on the core's hierarchical path, which keeps a group's
+// collectives until xal_group_end (XAL_TESTDEV_ASYNC: the testdev streams
+// run their work on a thread of their own).
+class GroupedComm : public Xal {
+ protected:
+  void SetUp() override {
+    Xal::SetUp();
+    ASSERT_XAL_OK(xal_stream_create(dev1, 0, &stream1));
+    xal_device_t devs[] = {dev0, dev1};
+    ASSERT_XAL_OK(xal_comm_create(devs, 2, nullptr, comms));
+    for (int r = 0; r < 2; ++r) ASSERT_XAL_OK(xal_mem_alloc(r ? dev1 : dev0, 64, &buf[r]));
+  }
+  xal_status_t allreduce(int r) {
+    return xal_allreduce(comms[r], buf[r], buf[r], 16, XAL_DTYPE_F32, XAL_OP_SUM,
+                         r ? stream1 : stream0);
+  }
+  ScopedEnv path_{"XAL_COMM_FORCE_PATH", "hierarchical"};
+  xal_stream_t stream1 = nullptr;
+  xal_comm_t comms[2] = {};
+  xal_devptr_t buf[2] = {};
+};
+
+}  // namespace
+
+// A communicator destroyed between the collective and xal_group_end: the
+// group's end reports it and runs none of the group's collectives.
+TEST_F(GroupedComm, CommunicatorDestroyedInAGroupIsReportedAtItsEnd) {
+  ASSERT_XAL_OK(xal_group_start());
+  ASSERT_XAL_OK(allreduce(0));
+  ASSERT_XAL_OK(allreduce(1));
+  ASSERT_XAL_OK(xal_comm_destroy(comms[0]));
+  EXPECT_XAL_ERROR(xal_group_end(), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(last_error().message).find("destroyed before xal_group_end"),
+            std::string::npos)
+      << last_error().message;
+  ASSERT_XAL_OK(xal_comm_destroy(comms[1]));
+  ASSERT_XAL_OK(xal_stream_synchronize(stream0));
+  ASSERT_XAL_OK(xal_stream_synchronize(stream1));
+}
+
+TEST_F(GroupedComm, StreamDestroyedInAGroupIsReportedAtItsEnd) {
+  ASSERT_XAL_OK(xal_group_start());
+  ASSERT_XAL_OK(allreduce(0));
+  ASSERT_XAL_OK(allreduce(1));
+  ASSERT_XAL_OK(xal_stream_destroy(stream1));
+  EXPECT_XAL_ERROR(xal_group_end(), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_NE(std::string(last_error().message).find("the stream"), std::string::npos)
+      << last_error().message;
+  for (xal_comm_t c : comms) ASSERT_XAL_OK(xal_comm_destroy(c));
+}
+
+// A group left open across xal_shutdown belongs to the ended runtime: its
+// end in the next one is refused, its work dropped, and new groups work.
+TEST_F(GroupedComm, GroupLeftOpenAcrossShutdownIsDropped) {
+  ASSERT_XAL_OK(xal_group_start());
+  ASSERT_XAL_OK(allreduce(0));
+  ASSERT_XAL_OK(allreduce(1));
+  ASSERT_XAL_OK(xal_shutdown());
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  EXPECT_XAL_ERROR(xal_group_end(), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("before xal_shutdown"), std::string::npos)
+      << last_error().message;
+  ASSERT_XAL_OK(xal_group_start());
+  ASSERT_XAL_OK(xal_group_end());
+  EXPECT_XAL_ERROR(xal_group_end(), XAL_ERROR_INVALID_ARGUMENT);  // depth back at 0
 }

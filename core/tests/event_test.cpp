@@ -94,3 +94,36 @@ TEST(EventCrossBackend, WaitOnAnEventOfAnotherBackend) {
   EXPECT_EQ(out, std::vector<uint8_t>(n, 0x5a));
   ASSERT_XAL_OK(xal_shutdown());
 }
+
+// An event destroyed while another backend's stream still has a wait on it
+// queued (the core's host function waits for it): the wait still works and
+// nothing uses the destroyed event's memory (checked under ASan).
+TEST(EventCrossBackend, DestroyedWhileAStreamOfTheOtherWaitsOnIt) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  xal_device_t d0, d2;
+  ASSERT_XAL_OK(xal_device_get(0, &d0));
+  ASSERT_XAL_OK(xal_device_get(2, &d2));
+  xal_stream_t s0, s2;
+  ASSERT_XAL_OK(xal_stream_create(d0, 0, &s0));
+  ASSERT_XAL_OK(xal_stream_create(d2, 0, &s2));
+  const size_t n = 64 << 20;
+  xal_devptr_t a0, a2;
+  ASSERT_XAL_OK(xal_mem_alloc(d0, n, &a0));
+  ASSERT_XAL_OK(xal_mem_alloc(d2, n, &a2));
+  // s2 is busy when the wait is queued, so the wait runs after the destroy.
+  for (int i = 0; i < 4; ++i) ASSERT_XAL_OK(xal_memset(s2, a2, static_cast<uint8_t>(i), n));
+  xal_event_t e;
+  ASSERT_XAL_OK(xal_event_create(d0, 0, &e));
+  ASSERT_XAL_OK(xal_memset(s0, a0, 0x5a, n));
+  ASSERT_XAL_OK(xal_event_record(e, s0));
+  ASSERT_XAL_OK(xal_stream_wait_event(s2, e));
+  ASSERT_XAL_OK(xal_event_destroy(e));
+  EXPECT_XAL_ERROR(xal_event_query(e), XAL_ERROR_INVALID_HANDLE);
+  ASSERT_XAL_OK(xal_memcpy_peer(s2, d2, a2, d0, a0, n));
+  std::vector<uint8_t> out(4096);
+  ASSERT_XAL_OK(xal_memcpy_dtoh(s2, out.data(), a2 + n - out.size(), out.size()));
+  ASSERT_XAL_OK(xal_stream_synchronize(s2));
+  EXPECT_EQ(out, std::vector<uint8_t>(out.size(), 0x5a));
+  ASSERT_XAL_OK(xal_shutdown());
+}

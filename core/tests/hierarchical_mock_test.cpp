@@ -4,9 +4,11 @@
 // Groups of uneven sizes, ranks of a group not adjacent, roots in every
 // group, chunks small enough that every call runs many of them.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -557,3 +559,32 @@ TEST_F(MixedGroups, ReduceRootDisagreementInAGroup) {
   EXPECT_XAL_ERROR(xal_reduce(comm[2], send[2], recv[2], 900, XAL_DTYPE_I32, XAL_OP_SUM, 0, stream[2]),
                    XAL_ERROR_ABORTED);
 }
+
+// xal_shutdown aborts a collective that waits for a rank that never calls,
+// on either path, instead of waiting out the communicator's timeout.
+class ShutdownWithAWaitingRank : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ShutdownWithAWaitingRank, ShutdownAbortsIt) {
+  ScopedEnv cards("XAL_MOCK_DEVICES", "2*a100-40g");
+  ScopedEnv path("XAL_COMM_FORCE_PATH", GetParam());
+  ASSERT_XAL_OK(init(mock_plugin()));
+  xal_device_t devs[2];
+  for (uint32_t i = 0; i < 2; ++i) ASSERT_XAL_OK(xal_device_get(i, &devs[i]));
+  xal_stream_t s;
+  ASSERT_XAL_OK(xal_stream_create(devs[0], 0, &s));
+  xal_devptr_t buf;
+  ASSERT_XAL_OK(xal_mem_alloc(devs[0], 64, &buf));
+  xal_comm_options_t o{};
+  o.struct_size = sizeof o;
+  o.timeout_ms = 45000;  // longer than the wait below
+  xal_comm_t comms[2];
+  ASSERT_XAL_OK(xal_comm_create(devs, 2, &o, comms));
+  ASSERT_XAL_OK(xal_allreduce(comms[0], buf, buf, 16, XAL_DTYPE_F32, XAL_OP_SUM, s));
+  auto done = std::async(std::launch::async, [] { return xal_shutdown(); });
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "xal_shutdown waited for the communicator's timeout";
+  EXPECT_EQ(done.get(), XAL_SUCCESS);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, ShutdownWithAWaitingRank,
+                         ::testing::Values("native", "hierarchical"));

@@ -33,6 +33,26 @@ TEST(Lifecycle, SecondInitIsRefused) {
   EXPECT_XAL_ERROR(xal_shutdown(), XAL_ERROR_NOT_INITIALIZED);
 }
 
+// Reserved flag bits and validation values xal does not define are refused
+// (a later version may give them a meaning).
+TEST(Lifecycle, OptionsWithReservedFlagsOrAnUnknownValidation) {
+  xal_init_options_t o{};
+  o.struct_size = sizeof o;
+  o.backends = nullptr;
+  o.validation = -1;
+  o.flags = 0x80000000u;
+  EXPECT_XAL_ERROR(xal_init(&o), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("flags"), std::string::npos);
+  o.flags = 0;
+  for (int32_t v : {-2, 2, 7}) {
+    o.validation = v;
+    EXPECT_XAL_ERROR(xal_init(&o), XAL_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(last_error().message).find("validation"), std::string::npos);
+  }
+  uint32_t n;
+  EXPECT_XAL_ERROR(xal_device_count(&n), XAL_ERROR_NOT_INITIALIZED);  // nothing started
+}
+
 TEST(Lifecycle, OptionsWithATooSmallStructSize) {
   xal_init_options_t o{};
   o.struct_size = 4;
@@ -74,6 +94,35 @@ TEST(Lifecycle, OldHandlesAfterReinitAreInvalid) {
   ASSERT_XAL_OK(init(plugin("testdev")));
   EXPECT_XAL_ERROR(xal_stream_synchronize(s), XAL_ERROR_INVALID_HANDLE);
   EXPECT_XAL_ERROR(xal_stream_create(d, 0, &s), XAL_ERROR_INVALID_HANDLE);
+  ASSERT_XAL_OK(xal_shutdown());
+}
+
+// A destroyed handle stays destroyed after its memory has been reused for
+// new objects many times over (the core reuses a destroyed handle's slot
+// after a few thousand other destroys): the stale handle neither works nor
+// reaches the object now in its place.
+TEST(Lifecycle, StaleHandleStaysDestroyedWhenItsSlotIsReused) {
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  xal_device_t d;
+  ASSERT_XAL_OK(xal_device_get(0, &d));
+  xal_event_t stale;
+  ASSERT_XAL_OK(xal_event_create(d, 0, &stale));
+  ASSERT_XAL_OK(xal_event_destroy(stale));
+  const auto slot = [](const void* h) { return reinterpret_cast<uintptr_t>(h) & ~uintptr_t{1023}; };
+  int reused = 0;
+  for (int i = 0; i < 20000 && reused < 3; ++i) {
+    xal_event_t e;
+    ASSERT_XAL_OK(xal_event_create(d, 0, &e));
+    if (slot(e) == slot(stale)) {
+      ++reused;
+      EXPECT_NE(e, stale);
+      EXPECT_XAL_ERROR(xal_event_query(stale), XAL_ERROR_INVALID_HANDLE);
+      EXPECT_XAL_ERROR(xal_event_destroy(stale), XAL_ERROR_INVALID_HANDLE);
+      EXPECT_EQ(xal_event_query(e), XAL_SUCCESS);  // the new event is untouched
+    }
+    ASSERT_XAL_OK(xal_event_destroy(e));
+  }
+  EXPECT_EQ(reused, 3) << "the stale handle's slot was not reused: the test checked nothing";
   ASSERT_XAL_OK(xal_shutdown());
 }
 

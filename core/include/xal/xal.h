@@ -7,7 +7,8 @@
  *    otherwise. XAL_SUCCESS is 0, errors are negative, XAL_NOT_READY (1) is
  *    the one positive non-error. Outputs come last and are named out_*.
  *  - Handles are pointers to incomplete structs. A NULL, destroyed or
- *    wrong-kind handle gives XAL_ERROR_INVALID_HANDLE, never a crash.
+ *    wrong-kind handle gives XAL_ERROR_INVALID_HANDLE, never a crash. Do
+ *    not destroy an object while another thread's call on it is running.
  *  - Every struct that crosses the ABI starts with `size_t struct_size`,
  *    which the caller sets to sizeof(the struct it was compiled with).
  *    Structs only ever grow at the end.
@@ -135,7 +136,11 @@ typedef struct xal_init_options_t {
 XAL_API xal_status_t xal_init(const xal_init_options_t* options);
 
 /* Releases every handle, allocation and backend. Handles become invalid.
- * Returns XAL_ERROR_NOT_INITIALIZED when xal is not initialised. */
+ * Live communicators are aborted first: a collective still waiting for its
+ * peers ends with XAL_ERROR_ABORTED instead of holding shutdown until its
+ * timeout (synchronize the streams first to keep queued work's results).
+ * A group left open is dropped. Returns XAL_ERROR_NOT_INITIALIZED when xal
+ * is not initialised. */
 XAL_API xal_status_t xal_shutdown(void);
 
 /* Returns XAL_ABI_VERSION of the library (major<<16 | minor). Never fails. */
