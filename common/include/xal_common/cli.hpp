@@ -4,10 +4,15 @@
 #ifndef XAL_COMMON_CLI_HPP_
 #define XAL_COMMON_CLI_HPP_
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -77,6 +82,24 @@ inline CLI::Validator WholeNumber() {
         return {};
       },
       "UINT");
+}
+
+// A check that the file an option names can be written, so that a long run
+// does not find out at its end: an existing file is opened for appending
+// and left as it is, a new one is created and removed again. "-" (standard
+// output) passes.
+inline CLI::Validator WritableFile() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path == "-") return {};
+        const bool existed = ::access(path.c_str(), F_OK) == 0;
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
+        ::close(fd);
+        if (!existed) ::unlink(path.c_str());
+        return {};
+      },
+      "FILE");
 }
 
 }  // namespace xal::common
