@@ -220,6 +220,19 @@ TEST(XalExporter, PortInUseIsAClearError) {
       << output;
 }
 
+// A port another exporter listens on is refused as any port in use is.
+TEST(XalExporter, SecondExporterOnTheSamePortIsRefused) {
+  ChildProcess first({XAL_EXPORTER_EXE, "--port", "0"}, {kMockEnv});
+  const int port = start_server(first);
+  ASSERT_GT(port, 0) << first.output();
+  const auto [code, output] = run_exporter({"--port", std::to_string(port)});
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("port " + std::to_string(port) + " on 127.0.0.1 is in use"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(first.stop(SIGTERM, 15s), 0) << first.output();
+}
+
 TEST(XalExporter, BadInputGivesAClearError) {
   const auto [dev_code, dev_out] = run_exporter({"--once", "--device", "9"});
   EXPECT_EQ(dev_code, 1);
