@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -28,6 +29,7 @@
 
 #include "coll.hpp"
 #include "xal/xal.h"
+#include "xal_common/cli.hpp"
 #include "xal_common/reduce.hpp"
 #include "xal_common/strings.hpp"
 
@@ -229,6 +231,17 @@ double memcpy_seconds(size_t bytes) {
   return t[2];
 }
 
+// xal_init with the backends of XAL_BACKENDS, else the mock, as the other
+// subcommands (session.cpp).
+xal_status_t init_backends() {
+  const char* backends = std::getenv("XAL_BACKENDS");
+  xal_init_options_t options{};
+  options.struct_size = sizeof(options);
+  options.backends = backends != nullptr && backends[0] != '\0' ? nullptr : "mock";
+  options.validation = -1;
+  return xal_init(&options);
+}
+
 }  // namespace
 
 int coll_main(int argc, char** argv) {
@@ -245,15 +258,13 @@ int coll_main(int argc, char** argv) {
   app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations per size")->check(CLI::Range(0, 1000000));
   app.add_option("-c,--check", o.check, "check results (allreduce f32 sum)")->check(CLI::Range(0, 1));
   app.add_option("-g,--devices", o.devices, "devices to use (0: all)")->check(CLI::Range(0, 1024));
-  app.add_option("--json", o.json, "write the results as JSON to this file ('-' for stdout)");
+  app.add_option("--json", o.json, "write the results as JSON to this file ('-' for stdout)")
+      ->check(common::WritableFile());
   app.add_flag("--no-mpi", o.no_mpi, "do not run the MPI_Allreduce baseline");
-  app.add_option("--mpi-np", o.mpi_np, "processes of the MPI baseline (default: the device count); with --mpi, processes of the job (default 2)");
+  app.add_option("--mpi-np", o.mpi_np, "processes of the MPI baseline (default: the device count); with --mpi, processes of the job (default 2)")
+      ->check(common::AtLeast(1));
   app.add_flag("--mpi", o.mpi, "run under mpirun: each process measures xal over its devices, one communicator from xal_comm_create_mpi");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const auto status = common::parse_options(app, "xal-bench coll", argc, argv)) return *status;
   static const char* dnames[] = {"i8", "u8", "i32", "u32", "i64", "u64", "f16", "bf16", "f32", "f64"};
   static const char* onames[] = {"sum", "prod", "min", "max", "avg"};
   const int dt = find(dnames, 10, o.dtype), op = find(onames, 5, o.op);
@@ -263,11 +274,12 @@ int coll_main(int argc, char** argv) {
   }
   std::string why;
   const auto lo = common::parse_bytes(o.begin, &why), hi = common::parse_bytes(o.end, &why);
-  if (!lo || !hi || *lo > *hi) {
+  if (!lo || !hi || *lo > *hi || *lo == 0) {  // from 0 the sizes would never grow
+    if (lo && *lo == 0) why = "(sizes start at 1 byte)";
     std::cerr << "xal-bench coll: bad size range " << o.begin << ".." << o.end << " " << why << "\n";
     return 2;
   }
-  if (xal_status_t s = xal_init(nullptr); s) {
+  if (xal_status_t s = init_backends(); s) {
     std::cerr << "xal-bench coll: xal_init: " << err(s) << "\n";
     return 1;
   }

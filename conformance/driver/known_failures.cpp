@@ -3,6 +3,7 @@
 
 #include <fnmatch.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,12 @@ namespace conform_driver {
 
 std::optional<std::vector<KnownFailure>> load_known_failures(const std::string& path,
                                                              std::string& error) {
+  // A folder opens as a stream without error; reading it then throws.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + ": is a directory, not a known-failures file";
+    return std::nullopt;
+  }
   std::ifstream in(path);
   if (!in) {
     error = path + ": cannot be read";
@@ -20,6 +27,9 @@ std::optional<std::vector<KnownFailure>> load_known_failures(const std::string& 
     doc = nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     error = path + ": " + e.what();
+    return std::nullopt;
+  } catch (const std::exception& e) {  // a read error (std::ios_base::failure)
+    error = path + ": cannot be read: " + e.what();
     return std::nullopt;
   }
   if (!doc.is_object() || !doc.contains("known_failures") || !doc["known_failures"].is_array()) {

@@ -16,6 +16,7 @@
 #include "report.hpp"
 #include "runner.hpp"
 #include "summary.hpp"
+#include "xal_common/cli.hpp"
 
 namespace fs = std::filesystem;
 using namespace conform_driver;
@@ -80,17 +81,12 @@ int run(int argc, char** argv) {
                "Exit non-zero when a known failure passes");
   app.add_option("--timeout", timeout_s, "Seconds one test may run before its process "
                                         "is killed and it is reported failed (default 600)")
-      ->check(CLI::PositiveNumber);
+      ->check(xal::common::Positive());
   app.add_option("--suite", suite_path, "Path of xal-conform-suite (default: beside xal-conform)");
   app.add_flag("--verbose", verbose, "Copy the suite's own output to stderr");
   app.add_flag("--keep-temp", keep_temp, "Keep the temporary folder of the run");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "xal-conform: %s\nRun with --help for the options.\n", e.what());
-    return kExitUsage;
+  if (const auto status = xal::common::parse_options(app, "xal-conform", argc, argv)) {
+    return *status;
   }
 
   // Output files are checked before anything runs.

@@ -162,6 +162,10 @@ TestList list_tests(const RunnerOptions& options) {
     }
   }
   if (list.tests.count("parity") != 0) list.groups.push_back("parity");
+  if (list.groups.empty()) {  // nothing would run, and nothing would fail
+    list.error = "the suite (" + options.suite_path +
+                 ") lists no tests: is it xal-conform-suite?";
+  }
   return list;
 }
 

@@ -2,9 +2,9 @@
 // backend and a device name, so two mock profiles are two kinds), the busbw
 // of an f32 sum allreduce on a mixed set (one device of each kind) against
 // the homogeneous sets of the same size (two devices of one kind), measured
-// in the same run, best of several iterations after warm-up. DESIGN.md's
-// target: the mixed set reaches at least kMixedTarget of the slower
-// homogeneous set. Because the measurement is bandwidth-bound on throttled
+// in the same run, best of several iterations after warm-up. The target
+// (docs/PERFORMANCE.md, "Targets"): the mixed set reaches at least
+// kMixedTarget of the slower homogeneous set. Because the measurement is bandwidth-bound on throttled
 // cards and takes the best iteration, the target is checked in quick runs
 // too; a pair below it is measured again (up to kMaxRounds rounds).
 #include <algorithm>
@@ -24,7 +24,7 @@ using conform::DeviceInfo;
 using conform::Suite;
 
 constexpr size_t kMiB = 1024 * 1024;
-// Mixed set busbw / slower homogeneous set busbw (DESIGN.md).
+// Mixed set busbw / slower homogeneous set busbw (docs/PERFORMANCE.md).
 constexpr double kMixedTarget = 0.97;
 // Devices of each kind in the mixed set; each homogeneous set has twice as
 // many, so that every set has the same device count.

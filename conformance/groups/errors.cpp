@@ -12,7 +12,7 @@ namespace {
 using conform::Suite;
 constexpr size_t kMiB = 1024 * 1024;
 
-// With XAL_VALIDATION=0 bad inputs are not promised to be caught (DESIGN.md:
+// With XAL_VALIDATION=0 bad inputs are not promised to be caught (README.md:
 // null, handle and registry checks are validation), so the group reports
 // itself unsupported.
 void skip_without_validation() {

@@ -5,7 +5,7 @@
 // and which queue or thread serves the stream are the same for both and
 // the ratio shows only what xal adds. Figures per direction and size: GB/s
 // both ways, their ratio and its upper confidence bound, and the fraction
-// of the device's peak. Full runs check DESIGN.md's targets (copies >= 0.97
+// of the device's peak. Full runs check the targets of docs/PERFORMANCE.md (copies >= 0.97
 // of the direct path from 1 MiB; cross-backend peer >= 0.9 of min(D2H,
 // H2D)) on that bound; quick runs only report them.
 #include <xal/xal_backend.h>

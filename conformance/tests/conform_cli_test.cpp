@@ -53,6 +53,21 @@ TEST_F(ConformCli, BadOptionsExit2WithAMessage) {
   o = conform({"--known-failures", broken_json, "--list"}, kMock);
   EXPECT_EQ(o.rc, 2) << o.output;
   EXPECT_NE(o.output.find(broken_json), std::string::npos) << o.output;
+  o = conform({"--known-failures", dir_.string(), "--list"}, kMock);
+  EXPECT_EQ(o.rc, 2) << o.output;
+  EXPECT_NE(o.output.find(dir_.string() + ": is a directory"), std::string::npos) << o.output;
+
+  o = conform({"--timeout", "0"}, kMock);
+  EXPECT_EQ(o.rc, 2) << o.output;
+  EXPECT_NE(o.output.find("--timeout: must be more than 0, not 0"), std::string::npos) << o.output;
+}
+
+// A suite that lists no tests would run nothing and pass: it fails the run.
+TEST_F(ConformCli, SuiteWithoutTestsFails) {
+  const Outcome o = conform({"--suite", "/bin/true", "--quick"}, kMock);
+  EXPECT_EQ(o.rc, 1) << o.output;
+  EXPECT_NE(o.output.find("the suite (/bin/true) lists no tests"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("PASSED"), std::string::npos) << o.output;
 }
 
 TEST_F(ConformCli, ListsGroupsAndTests) {

@@ -57,6 +57,36 @@ xal_status_t FaultBackend::report(xal_status_t status,
 }
 
 xal_status_t FaultBackend::start(const char* argument) {
+  const xal_status_t status = set_up(argument);
+  if (status != XAL_SUCCESS) log_start_failure(status);
+  return status;
+}
+
+xal_status_t FaultBackend::refuse_start(xal_status_t status,
+                                        const std::string& message) {
+  start_error_ = message;
+  return report(status, message);
+}
+
+xal_status_t FaultBackend::refuse_to_wrap_itself(const std::string& name) {
+  return refuse_start(XAL_ERROR_BACKEND_UNAVAILABLE,
+                      "fault: target backend '" + name +
+                          "' could not be loaded: the fault backend cannot "
+                          "wrap itself");
+}
+
+void FaultBackend::log_start_failure(xal_status_t status) const {
+  const std::string path = config(services, "XAL_FAULT_LOG");
+  if (path.empty()) return;
+  FaultLog failure_log;
+  std::string ignored;  // an unwritable log leaves nothing to tell it to
+  if (!failure_log.open(path, &ignored)) return;
+  failure_log.write_start_failure(
+      status_to_name(status),
+      start_error_.empty() ? status_to_name(status) : start_error_);
+}
+
+xal_status_t FaultBackend::set_up(const char* argument) {
   // The plan of the environment: XAL_FAULT_PLAN (a JSON file), then the
   // rules of XAL_FAULTS appended.
   Plan plan;
@@ -74,15 +104,15 @@ xal_status_t FaultBackend::start(const char* argument) {
       }
     }
   } catch (const PlanError& e) {
-    return report(XAL_ERROR_INVALID_ARGUMENT,
-                  std::string("fault: plan refused: ") + e.what());
+    return refuse_start(XAL_ERROR_INVALID_ARGUMENT,
+                        std::string("fault: plan refused: ") + e.what());
   }
   const std::string seed = config(services, "XAL_FAULT_SEED");
   if (!seed.empty()) {
     const auto v = common::parse_uint(seed);
     if (!v) {
-      return report(XAL_ERROR_INVALID_ARGUMENT,
-                    "fault: XAL_FAULT_SEED '" + seed + "' is not an integer");
+      return refuse_start(XAL_ERROR_INVALID_ARGUMENT,
+                          "fault: XAL_FAULT_SEED '" + seed + "' is not an integer");
     }
     seed_override = *v;
   }
@@ -90,9 +120,9 @@ xal_status_t FaultBackend::start(const char* argument) {
   if (!timeout.empty()) {
     const auto v = common::parse_uint(timeout);
     if (!v || *v == 0 || *v > 365ull * 24 * 3600 * 1000) {
-      return report(XAL_ERROR_INVALID_ARGUMENT,
-                    "fault: XAL_COMM_TIMEOUT_MS '" + timeout +
-                        "' is not a positive integer of at most a year");
+      return refuse_start(XAL_ERROR_INVALID_ARGUMENT,
+                          "fault: XAL_COMM_TIMEOUT_MS '" + timeout +
+                              "' is not a positive integer of at most a year");
     }
     default_timeout_ms = *v;
   }
@@ -102,32 +132,34 @@ xal_status_t FaultBackend::start(const char* argument) {
                 : !plan.target.empty()                   ? plan.target
                                                          : "mock";
   if (target_name == "fault" || common::starts_with(target_name, "fault:")) {
-    return report(XAL_ERROR_BACKEND_UNAVAILABLE,
-                  "fault: target backend '" + target_name +
-                      "' could not be loaded: the fault backend cannot wrap "
-                      "itself");
+    return refuse_to_wrap_itself(target_name);
   }
   if (services == nullptr || services->load_backend == nullptr) {
-    return report(XAL_ERROR_BACKEND_UNAVAILABLE,
-                  "fault: target backend '" + target_name +
-                      "' could not be loaded: the core offers no "
-                      "load_backend service");
+    return refuse_start(XAL_ERROR_BACKEND_UNAVAILABLE,
+                        "fault: target backend '" + target_name +
+                            "' could not be loaded: the core offers no "
+                            "load_backend service");
   }
   const xal_backend_table_t* table = nullptr;
   char path[1024] = {0};
   const xal_status_t ls =
       services->load_backend(target_name.c_str(), &table, path, sizeof path);
   if (ls != XAL_SUCCESS || table == nullptr) {
-    return report(XAL_ERROR_BACKEND_UNAVAILABLE,
-                  "fault: target backend '" + target_name +
-                      "' could not be loaded: " +
-                      load_failure_reason(ls != XAL_SUCCESS ? ls
-                                                            : XAL_ERROR_INTERNAL));
+    return refuse_start(XAL_ERROR_BACKEND_UNAVAILABLE,
+                        "fault: target backend '" + target_name +
+                            "' could not be loaded: " +
+                            load_failure_reason(ls != XAL_SUCCESS ? ls
+                                                                  : XAL_ERROR_INTERNAL));
+  }
+  // The same refusal for a path to this plugin (or to a copy of it): its
+  // table names it.
+  if (table->name != nullptr && std::strcmp(table->name, "fault") == 0) {
+    return refuse_to_wrap_itself(target_name);
   }
   if (table->struct_size < XAL_BACKEND_TABLE_MIN_SIZE) {
-    return report(XAL_ERROR_ABI_MISMATCH,
-                  "fault: target backend '" + target_name +
-                      "' has a table too small for this ABI");
+    return refuse_start(XAL_ERROR_ABI_MISMATCH,
+                        "fault: target backend '" + target_name +
+                            "' has a table too small for this ABI");
   }
   std::memcpy(&t, table, std::min(table->struct_size, sizeof t));
   t.struct_size = sizeof t;
@@ -139,6 +171,7 @@ xal_status_t FaultBackend::start(const char* argument) {
   const xal_status_t is = t.init(&args, &target);
   if (is != XAL_SUCCESS) {
     target = nullptr;
+    start_error_ = load_failure_reason(is);
     return is;  // the target's own error detail stays
   }
   display_name = "fault(" + target_name + ")";
@@ -165,14 +198,14 @@ xal_status_t FaultBackend::start(const char* argument) {
     check_plan_devices(plan, count,
                        plan_path.empty() ? "XAL_FAULTS" : plan_path);
   } catch (const PlanError& e) {
-    return report(XAL_ERROR_INVALID_ARGUMENT,
-                  std::string("fault: plan refused: ") + e.what());
+    return refuse_start(XAL_ERROR_INVALID_ARGUMENT,
+                        std::string("fault: plan refused: ") + e.what());
   }
   const std::string log_path = config(services, "XAL_FAULT_LOG");
   if (!log_path.empty()) {
     std::string why;
     if (!log.open(log_path, &why)) {
-      return report(XAL_ERROR_INVALID_ARGUMENT, "fault: " + why);
+      return refuse_start(XAL_ERROR_INVALID_ARGUMENT, "fault: " + why);
     }
   }
   engine.load(plan, false, seed_override.value_or(plan.seed));

@@ -118,6 +118,9 @@ class FaultBackend {
   FaultBackend& operator=(const FaultBackend&) = delete;
 
   // Loads the plan of the environment and the target; returns a status.
+  // When it fails and XAL_FAULT_LOG names a file, the log gets a line
+  // {"event":"start_failed",...} with the reason, so that a runner such as
+  // xal-fault learns why nothing could be injected.
   xal_status_t start(const char* argument);
   void stop();
 
@@ -174,6 +177,13 @@ class FaultBackend {
   xal_status_t hang(const Decision& d, Op op, FaultDevice* dev,
                     uint64_t timeout_ms);
   void set_sticky(FaultDevice* dev, const ErrorSpec& e, const std::string& m);
+  xal_status_t set_up(const char* argument);
+  // report() that also keeps the message for the start-failure log line.
+  xal_status_t refuse_start(xal_status_t status, const std::string& message);
+  xal_status_t refuse_to_wrap_itself(const std::string& name);
+  void log_start_failure(xal_status_t status) const;
+
+  std::string start_error_;  // the reason start() failed, as reported
 
   std::mutex hang_mutex_;
   std::condition_variable hang_cv_;

@@ -68,7 +68,22 @@ void FaultLog::write(const Decision& d, std::string_view operation,
   if (bytes) j["bytes"] = *bytes;
   j["call"] = d.call;
   j["match"] = d.match;
-  std::string line = j.dump() + "\n";
+  append(j.dump() + "\n");
+}
+
+void FaultLog::write_start_failure(std::string_view status,
+                                   std::string_view reason) {
+  nlohmann::json j;
+  j["event"] = "start_failed";
+  j["pid"] = static_cast<int64_t>(::getpid());
+  j["status"] = std::string(status);
+  j["reason"] = std::string(reason);
+  append(j.dump() + "\n");
+}
+
+// One write(2) per line, so that lines of threads and processes never mix.
+void FaultLog::append(const std::string& line) {
+  if (fd_ < 0) return;
   const char* p = line.data();
   size_t left = line.size();
   while (left > 0) {

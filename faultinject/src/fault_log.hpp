@@ -26,7 +26,13 @@ class FaultLog {
              std::optional<uint64_t> bytes, double time_ms,
              std::string_view backend);
 
+  // Writes {"event":"start_failed","pid":...,"status":...,"reason":...}:
+  // the backend did not start, so nothing of this process is injected.
+  void write_start_failure(std::string_view status, std::string_view reason);
+
  private:
+  void append(const std::string& line);
+
   int fd_ = -1;
 };
 

@@ -5,6 +5,7 @@
 //   rule    := glob '=' term { term }
 //   term    := NUMBER '%' | NUMBER '*' | word [ '(' arg ')' ]
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "plan.hpp"
@@ -86,9 +87,13 @@ void apply_word(RuleInput& in, const std::string& word,
   } else if (word == "code") {
     const std::string a(common::trim(need_arg()));
     char* end = nullptr;
+    errno = 0;
     const long long v = std::strtoll(a.c_str(), &end, 0);
     if (a.empty() || end == nullptr || *end != '\0') {
       fail(ctx, "code() expects an integer, got '" + a + "'");
+    }
+    if (errno == ERANGE) {  // strtoll clamps to the nearest limit
+      fail(ctx, "code(" + a + ") is outside the 64-bit signed range");
     }
     in.vendor_code = v;
   } else if (word == "delay") {

@@ -201,6 +201,37 @@ TEST_F(ExampleCi, RunReportsRulesAndEnding) {
   EXPECT_NE(bad.out.find("no action given"), std::string::npos) << bad.out;
 }
 
+// A fault backend that did not start in the command tested nothing: run and
+// sweep say why and exit 2 rather than report the command's own status.
+TEST_F(ExampleCi, ToolReportsAFaultBackendThatDidNotStart) {
+  const std::string tool = XAL_FAULT_TOOL;
+  const std::string program = XAL_EXAMPLE_TRAINING;
+  const std::string plan = ::testing::TempDir() + "/example_ci_target_plan.json";
+  {
+    std::ofstream out(plan);
+    out << R"({"target": "nosuch", "rules": []})";
+  }
+  const struct {
+    std::string args;
+    const char* expect;
+  } cases[] = {
+      {"run --quiet --faults 'mem_alloc=nth(1000)OUT_OF_MEMORY' --target nosuch -- " + program,
+       "target backend 'nosuch' could not be loaded"},
+      {"run --quiet --plan " + plan + " -- " + program,
+       "target backend 'nosuch' could not be loaded"},
+      {"sweep --op mem_alloc --target nosuch -- " + program,
+       "run 1: the fault backend did not start in the command: fault: target backend 'nosuch'"},
+      {"run --faults 'mem_alloc=nth(1000)OUT_OF_MEMORY' -- true", "no fault log was written"},
+      {"sweep --op mem_alloc -- true", "no fault log was written"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run_shell(tool + " " + c.args + " 2>&1");
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.args << "\n" << r.out;
+  }
+  std::remove(plan.c_str());
+}
+
 TEST_F(ExampleCi, ToolRefusesBadOptions) {
   const std::string tool = XAL_FAULT_TOOL;
   const struct {
@@ -214,6 +245,14 @@ TEST_F(ExampleCi, ToolRefusesBadOptions) {
       {"sweep --op nosuchop -- true", "unknown operation 'nosuchop'"},
       {"sweep --op mem_alloc --error NOPE -- true", "unknown error name 'NOPE'"},
       {"sweep --op mem_alloc --max-runs 0 -- true", "--max-runs"},
+      {"run --faults 'mem_alloc=TIMEOUT' --seed -3 -- true", "--seed: must be a whole number"},
+      {"run --faults 'mem_alloc=TIMEOUT' --seed 18446744073709551616 -- true",
+       "--seed: must be at most 18446744073709551615"},
+      {"run --faults 'mem_alloc=TIMEOUT' --timeout nan -- true", "--timeout: must be a number"},
+      {"sweep --op mem_alloc --timeout inf -- true", "--timeout: must be a number"},
+      {"sweep --op mem_alloc --max-runs -1 -- true", "--max-runs: must be at least 1"},
+      {"run --faults 'mem_alloc=TIMEOUT' --log /no/such/dir/log -- true",
+       "cannot write the log '/no/such/dir/log'"},
       {"frobnicate", ""},
   };
   for (const auto& c : cases) {

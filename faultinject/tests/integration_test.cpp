@@ -212,6 +212,38 @@ TEST_F(Integration, MissingTargetIsReported) {
   EXPECT_EQ(xal_fault_clear(), XAL_ERROR_BACKEND_UNAVAILABLE);
 }
 
+// A path to the fault plugin is refused as its name is: it cannot wrap itself.
+TEST_F(Integration, FaultPluginByPathIsRefusedAsATarget) {
+  for (const char* target : {"fault", XAL_FAULT_PLUGIN_PATH}) {
+    SCOPED_TRACE(target);
+    ::setenv("XAL_BACKENDS", (std::string("fault:") + target).c_str(), 1);
+    init("");
+    const auto b = backend(0);
+    EXPECT_NE(b.state, static_cast<uint32_t>(XAL_BACKEND_STATE_LOADED)) << b.name;
+    EXPECT_NE(std::string(b.reason).find("the fault backend cannot wrap itself"),
+              std::string::npos)
+        << b.reason;
+    xal_shutdown();
+    initialized = false;
+  }
+}
+
+// A backend that did not start says why in its log, for xal-fault to report.
+TEST_F(Integration, StartFailureIsWrittenToTheLog) {
+  ::setenv("XAL_BACKENDS", "fault:nosuchbackend", 1);
+  init("");
+  std::ifstream in(log_path);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << "no log line";
+  const auto j = nlohmann::json::parse(line);
+  EXPECT_EQ(j.at("event"), "start_failed");
+  EXPECT_EQ(j.at("status"), "XAL_ERROR_BACKEND_UNAVAILABLE");
+  EXPECT_NE(j.at("reason").get<std::string>().find(
+                "target backend 'nosuchbackend' could not be loaded"),
+            std::string::npos)
+      << line;
+}
+
 TEST_F(Integration, MalformedPlanIsRefused) {
   const std::string path = ::testing::TempDir() + "/fault_integration_bad.json";
   {

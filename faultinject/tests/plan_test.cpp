@@ -266,6 +266,8 @@ TEST(PlanCompact, RefusesMalformedPlans) {
       {"seed=abc;mem_alloc=TIMEOUT", "seed expects"},
       {"profile=amd;mem_alloc=TIMEOUT", "unknown vendor profile 'amd'"},
       {"mem_alloc=async()", "needs an error name"},
+      {"mem_alloc=code(99999999999999999999)TIMEOUT", "outside the 64-bit signed range"},
+      {"mem_alloc=code(-99999999999999999999)TIMEOUT", "outside the 64-bit signed range"},
   };
   for (const auto& c : cases) {
     const std::string why = refusal_compact(c.text);

@@ -41,6 +41,30 @@ Session::~Session() {
   if (ok_) xal_shutdown();
 }
 
+int check_backend_option(const std::string& tool, const BackendOptions& opt,
+                         std::ostream& err) {
+  if (opt.backend.empty()) return 0;
+  uint32_t count = 0;
+  check(xal_backend_count(&count), "xal_backend_count");
+  if (count == 0) {
+    err << tool << ": no backend matched '" << opt.backend << "'\n";
+    return kExitBackendNotLoaded;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    xal_backend_info_t info{};
+    info.struct_size = sizeof(info);
+    check(xal_backend_get_info(i, &info),
+          "xal_backend_get_info(" + std::to_string(i) + ")");
+    if (info.state != XAL_BACKEND_STATE_LOADED) {
+      err << tool << ": backend '" << info.name << "' is "
+          << backend_state_name(info.state) << ": "
+          << (info.reason[0] != '\0' ? info.reason : "no reason") << '\n';
+      return kExitBackendNotLoaded;
+    }
+  }
+  return 0;
+}
+
 std::string last_error_text(xal_status_t status) {
   xal_error_info_t error{};
   error.struct_size = sizeof(error);

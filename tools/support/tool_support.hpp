@@ -46,6 +46,16 @@ class Session {
   bool ok_ = false;
 };
 
+// The exit status of a tool whose --backend did not load.
+inline constexpr int kExitBackendNotLoaded = 2;
+
+// With --backend given (`opt.backend` not empty), after a Session started:
+// 0 when every backend xal considered is LOADED; otherwise
+// kExitBackendNotLoaded, with "<tool>: backend 'X' is UNAVAILABLE: reason"
+// (or "no backend matched") on `err`. 0 when --backend was not given.
+int check_backend_option(const std::string& tool, const BackendOptions& opt,
+                         std::ostream& err);
+
 // "XAL_ERROR_...: message (vendor code N NAME)" from the calling thread's
 // last error; the status name alone when there is no message.
 std::string last_error_text(xal_status_t status);

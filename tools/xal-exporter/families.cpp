@@ -18,7 +18,7 @@ Labels device_labels(const DeviceSnapshot& d) {
   const xal_device_properties_t& p = d.props;
   return {{"backend", p.backend},
           {"device", std::to_string(d.index)},
-          {"uuid", tools::format_uuid(p.uuid)},
+          {"uuid", d.has_properties() ? tools::format_uuid(p.uuid) : ""},
           {"name", p.name},
           {"partition",
            p.parent_index >= 0 ? std::to_string(p.parent_index) : ""},
@@ -32,12 +32,18 @@ Labels with(Labels labels, const char* name, const std::string& value) {
 
 void info_families(const DeviceSnapshot& d, const Labels& l, Exposition& e) {
   const xal_device_properties_t& p = d.props;
-  Labels info = l;
-  info.emplace_back("vendor", p.vendor);
-  info.emplace_back("pci_bus_id", p.pci_bus_id);
-  e.add_count("xal_device_info", kGauge,
-              "Static information about a device; the value is always 1.",
-              info, 1);
+  e.add_count("xal_device_properties_up", kGauge,
+              "1 when the device's properties were read, 0 when it cannot be "
+              "read (its name, uuid and backend labels are then empty).",
+              l, d.has_properties() ? 1 : 0);
+  if (d.has_properties()) {
+    Labels info = l;
+    info.emplace_back("vendor", p.vendor);
+    info.emplace_back("pci_bus_id", p.pci_bus_id);
+    e.add_count("xal_device_info", kGauge,
+                "Static information about a device; the value is always 1.",
+                info, 1);
+  }
   e.add_count("xal_device_metrics_up", kGauge,
               "1 when the device's metrics were read, 0 when reading failed.",
               l, d.metrics_error.empty() ? 1 : 0);

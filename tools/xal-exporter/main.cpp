@@ -2,8 +2,9 @@
 // format on GET /metrics (127.0.0.1:9464 by default), or prints them once.
 //
 // Exit status: 0 after a clean stop (SIGINT/SIGTERM) or --once; 1 when
-// xal_init or reading the devices fails, or the address cannot be bound;
-// CLI11's codes for bad options.
+// xal_init fails, a --device does not exist, or the address cannot be
+// bound; 2 for bad options, and when --backend did not load. A device that
+// cannot be read is exported as such (xal_device_properties_up 0).
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <exception>
@@ -17,6 +18,7 @@
 #include "snapshot.hpp"
 #include "tool_support.hpp"
 #include "xal/xal.h"
+#include "xal_common/cli.hpp"
 
 namespace {
 
@@ -27,10 +29,16 @@ struct Options {
   xal::tools::BackendOptions load;
 };
 
-// One exposition of the devices in `devices` (all when empty).
-std::string scrape(const std::vector<uint32_t>& devices) {
+// One exposition of the devices in `devices` (all when empty). A device
+// that cannot be read is in it (xal_device_properties_up 0) with the
+// others, and said on `warnings` when given.
+std::string scrape(const std::vector<uint32_t>& devices,
+                   std::ostream* warnings = nullptr) {
   const auto start = std::chrono::steady_clock::now();
   const xal::telemetry::Snapshot snap = xal::telemetry::take_snapshot(devices);
+  if (warnings != nullptr) {
+    (void)xal::telemetry::unreadable_devices(snap, "xal-exporter", *warnings);
+  }
   const double seconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
@@ -43,12 +51,15 @@ int run(const Options& opt) {
   if (!session.ok()) return 1;
 
   // Fails early (bad --device, broken backend) rather than on first scrape.
-  const std::string first = scrape(opt.devices);
+  const std::string first = scrape(opt.devices, opt.once ? &std::cerr : nullptr);
   if (opt.once) {
     std::cout << first;
     std::cout.flush();
-    return 0;
   }
+  if (const int status = xal::tools::check_backend_option("xal-exporter", opt.load, std::cerr)) {
+    return status;
+  }
+  if (opt.once) return 0;
   return xal::exporter::serve(
       opt.serve, [&opt] { return scrape(opt.devices); }, std::cout, std::cerr);
 }
@@ -70,10 +81,13 @@ int main(int argc, char** argv) {
                  "Print the exposition to stdout and exit (for tests, cron, "
                  "node_exporter's textfile collector)");
     app.add_option("--device,-d", opt.devices,
-                   "Export only device N (global index; repeatable)");
+                   "Export only device N (global index; repeatable)")
+        ->check(xal::common::WholeNumber());
     xal::tools::add_backend_options(app, opt.load);
     xal::tools::add_version_flag(app, "xal-exporter");
-    CLI11_PARSE(app, argc, argv);
+    if (const auto status = xal::common::parse_options(app, "xal-exporter", argc, argv)) {
+      return *status;
+    }
     return run(opt);
   } catch (const std::bad_alloc&) {
     std::cerr << "xal-exporter: out of host memory\n";

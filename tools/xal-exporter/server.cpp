@@ -101,6 +101,13 @@ int serve(const ServeOptions& options, const ScrapeFunction& scrape,
     return 1;
   }
   httplib::Server server;
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, with which a
+  // second exporter binds the same port and the kernel splits the scrapes
+  // between the two, instead of the second failing with "in use".
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   std::mutex scrape_mutex;
   server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     try {

@@ -1,5 +1,6 @@
 #include "inventory.hpp"
 
+#include <ostream>
 #include <utility>
 
 #include "tool_support.hpp"
@@ -8,6 +9,53 @@ namespace xal::info {
 
 using tools::check;
 using tools::last_error_text;
+
+namespace {
+
+// One device; a failing call of its own is recorded, never thrown, so that
+// one broken device does not hide the others.
+DeviceRecord read_device(uint32_t index) {
+  DeviceRecord record;
+  record.index = index;
+  xal_device_t device = nullptr;
+  const xal_status_t got = xal_device_get(index, &device);
+  if (got != XAL_SUCCESS) {
+    record.error = "xal_device_get failed: " + last_error_text(got);
+    return record;
+  }
+  record.props.struct_size = sizeof(record.props);
+  const xal_status_t props = xal_device_get_properties(device, &record.props);
+  if (props != XAL_SUCCESS) {
+    record.error = "xal_device_get_properties failed: " + last_error_text(props);
+    return record;
+  }
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+  const xal_status_t mem = xal_mem_get_info(device, &free_bytes, &total_bytes);
+  if (mem == XAL_SUCCESS) {
+    record.mem_free = free_bytes;
+    record.mem_total = total_bytes;
+  } else {
+    record.mem_error = last_error_text(mem);
+  }
+  if (xal_device_get_compute_share(device, &record.compute_percent) != XAL_SUCCESS) {
+    record.compute_percent = 100;
+  }
+  return record;
+}
+
+}  // namespace
+
+bool unreadable_devices(const Inventory& inv, const std::string& tool,
+                        std::ostream& err) {
+  bool any = false;
+  for (const DeviceRecord& d : inv.devices) {
+    if (d.error.empty()) continue;
+    err << tool << ": device " << d.index << " cannot be read: " << d.error << '\n';
+    any = true;
+  }
+  return any;
+}
 
 Inventory collect_inventory() {
   Inventory inv;
@@ -26,25 +74,7 @@ Inventory collect_inventory() {
   uint32_t device_count = 0;
   check(xal_device_count(&device_count), "xal_device_count");
   for (uint32_t i = 0; i < device_count; ++i) {
-    xal_device_t device = nullptr;
-    check(xal_device_get(i, &device),
-          "xal_device_get(" + std::to_string(i) + ")");
-    DeviceRecord record;
-    record.props.struct_size = sizeof(record.props);
-    check(xal_device_get_properties(device, &record.props),
-          "xal_device_get_properties(" + std::to_string(i) + ")");
-    uint64_t free_bytes = 0;
-    uint64_t total_bytes = 0;
-    const xal_status_t mem = xal_mem_get_info(device, &free_bytes, &total_bytes);
-    if (mem == XAL_SUCCESS) {
-      record.mem_free = free_bytes;
-      record.mem_total = total_bytes;
-    } else {
-      record.mem_error = last_error_text(mem);
-    }
-    check(xal_device_get_compute_share(device, &record.compute_percent),
-          "xal_device_get_compute_share(" + std::to_string(i) + ")");
-    inv.devices.push_back(std::move(record));
+    inv.devices.push_back(read_device(i));
   }
 
   size_t length = 0;

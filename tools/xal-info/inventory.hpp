@@ -17,6 +17,10 @@ struct BackendRecord {
 };
 
 struct DeviceRecord {
+  uint32_t index = 0;  // global index
+  // Why the device could not be read (xal_device_get or its properties
+  // failed); "" when `props` hold its properties.
+  std::string error;
   xal_device_properties_t props{};
   // xal_mem_get_info; empty when the call failed (error kept in mem_error).
   std::optional<uint64_t> mem_free;
@@ -33,10 +37,17 @@ struct Inventory {
   std::vector<std::string> partition_errors;
 };
 
-// Reads every backend and device. xal_init must have succeeded. Throws
+// Reads every backend and device. xal_init must have succeeded. A device
+// that cannot be read is recorded with its error (DeviceRecord::error), the
+// others are read as usual; a failure of the listing itself throws
 // std::runtime_error naming the failing call and xal's error detail.
 // Not thread-safe against xal_shutdown.
 Inventory collect_inventory();
+
+// Writes "<tool>: device N cannot be read: ..." to `err` for each device
+// of `inv` that could not be read; true when there was one.
+bool unreadable_devices(const Inventory& inv, const std::string& tool,
+                        std::ostream& err);
 
 // Helpers for the renderers (the others are in tools/support).
 const char* device_kind_name(uint32_t kind);

@@ -2,8 +2,9 @@
 // every device with its properties. `--json` gives the same for scripts.
 //
 // Exit status: 0 on success; 1 when xal_init (or reading the inventory)
-// fails; 2 when `--backend NAME` was given and that backend did not load;
-// 105-ish CLI11 codes for bad options.
+// fails, or a device cannot be read (it is listed with the error); 2 for
+// bad options, and when `--backend NAME` was given and that backend did not
+// load.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "render.hpp"
 #include "tool_support.hpp"
 #include "xal/xal.h"
+#include "xal_common/cli.hpp"
 
 namespace {
 
@@ -36,22 +38,10 @@ int run(const Options& opt) {
   }
   std::cout.flush();
 
-  if (!opt.load.backend.empty()) {
-    for (const auto& b : inv.backends) {
-      if (b.info.state != XAL_BACKEND_STATE_LOADED) {
-        std::cerr << "xal-info: backend '" << b.info.name << "' is "
-                  << xal::tools::backend_state_name(b.info.state) << ": "
-                  << (b.info.reason[0] != '\0' ? b.info.reason : "no reason")
-                  << '\n';
-        return 2;
-      }
-    }
-    if (inv.backends.empty()) {
-      std::cerr << "xal-info: no backend matched '" << opt.load.backend << "'\n";
-      return 2;
-    }
+  if (const int status = xal::tools::check_backend_option("xal-info", opt.load, std::cerr)) {
+    return status;
   }
-  return 0;
+  return xal::info::unreadable_devices(inv, "xal-info", std::cerr) ? 1 : 0;
 }
 
 }  // namespace
@@ -66,7 +56,9 @@ int main(int argc, char** argv) {
                    "Device selector, e.g. 'mock:0,1;cuda:*' (as "
                    "XAL_DEVICE_SELECTOR)");
     xal::tools::add_version_flag(app, "xal-info");
-    CLI11_PARSE(app, argc, argv);
+    if (const auto status = xal::common::parse_options(app, "xal-info", argc, argv)) {
+      return *status;
+    }
     return run(opt);
   } catch (const std::bad_alloc&) {
     std::cerr << "xal-info: out of host memory\n";

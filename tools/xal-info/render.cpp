@@ -68,6 +68,11 @@ void render_text(const Inventory& inv, std::ostream& out) {
 
   out << "\nDevices: " << inv.devices.size() << '\n';
   for (const DeviceRecord& d : inv.devices) {
+    if (!d.error.empty()) {
+      out << "  [" << d.index << "] cannot be read\n";
+      row(out, "error", d.error);
+      continue;
+    }
     const xal_device_properties_t& p = d.props;
     out << "  [" << p.index << "] " << p.name << '\n';
     row(out, "vendor", or_dash(p.vendor));
@@ -133,6 +138,10 @@ nlohmann::json render_json(const Inventory& inv) {
   }
   root["devices"] = nlohmann::json::array();
   for (const DeviceRecord& d : inv.devices) {
+    if (!d.error.empty()) {
+      root["devices"].push_back({{"index", d.index}, {"error", d.error}});
+      continue;
+    }
     const xal_device_properties_t& p = d.props;
     nlohmann::json dev = {
         {"index", p.index},

@@ -1,8 +1,9 @@
 // xal-smi: a table of xal devices with live metrics, in the manner of
 // nvidia-smi and rocm-smi. `--json` for scripts, `--watch` to refresh.
 //
-// Exit status: 0 on success; 1 when xal_init or a reading fails (or a
-// --device index does not exist); CLI11's codes for bad options.
+// Exit status: 0 on success; 1 when xal_init fails, a --device index does
+// not exist, or a device cannot be read (it is shown with the error, the
+// others as usual); 2 for bad options, and when --backend did not load.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@
 #include "snapshot.hpp"
 #include "tool_support.hpp"
 #include "xal/xal.h"
+#include "xal_common/cli.hpp"
 
 namespace {
 
@@ -35,9 +37,12 @@ struct Options {
   xal::tools::BackendOptions load;
 };
 
-void print_once(const Options& opt, bool tty) {
+// Prints one reading; false when a device could not be read (it is shown
+// with its error, as are the others).
+bool print_once(const Options& opt, bool tty) {
   const xal::telemetry::Snapshot snap =
       xal::telemetry::take_snapshot(opt.devices);
+  const bool all_read = !xal::telemetry::unreadable_devices(snap, "xal-smi", std::cerr);
   if (opt.json) {
     const auto j = xal::smi::render_json(snap, xal::smi::utc_time_iso());
     // One document per line while watching (JSON Lines), pretty otherwise.
@@ -47,10 +52,11 @@ void print_once(const Options& opt, bool tty) {
                       : j.dump(2, ' ', false,
                                nlohmann::json::error_handler_t::replace))
               << '\n';
-    return;
+    return all_read;
   }
   if (opt.watch && tty) std::cout << "\x1b[H\x1b[2J";  // home, clear screen
   xal::smi::render_text(snap, xal::smi::local_time_text(), std::cout);
+  return all_read;
 }
 
 // Sleeps `seconds`, waking early when a signal asked to stop.
@@ -67,21 +73,25 @@ int run(const Options& opt) {
   if (!session.ok()) return 1;
 
   const bool tty = isatty(STDOUT_FILENO) == 1;
+  bool all_read = true;  // in the last reading
   if (!opt.watch) {
-    print_once(opt, tty);
+    all_read = print_once(opt, tty);
     std::cout.flush();
-    return 0;
+  } else {
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    for (uint64_t n = 1; !g_stop; ++n) {
+      if (n > 1 && !tty && !opt.json) std::cout << '\n';
+      all_read = print_once(opt, tty);
+      std::cout.flush();
+      if (opt.count != 0 && n >= opt.count) break;
+      sleep_interruptible(opt.watch_seconds);
+    }
   }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  for (uint64_t n = 1; !g_stop; ++n) {
-    if (n > 1 && !tty && !opt.json) std::cout << '\n';
-    print_once(opt, tty);
-    std::cout.flush();
-    if (opt.count != 0 && n >= opt.count) break;
-    sleep_interruptible(opt.watch_seconds);
+  if (const int status = xal::tools::check_backend_option("xal-smi", opt.load, std::cerr)) {
+    return status;
   }
-  return 0;
+  return all_read ? 0 : 1;
 }
 
 }  // namespace
@@ -99,12 +109,15 @@ int main(int argc, char** argv) {
         ->type_name("[SECONDS]");
     app.add_option("--count,-c", opt.count,
                    "With --watch: stop after N refreshes")
-        ->check(CLI::PositiveNumber);
+        ->check(xal::common::AtLeast(1));
     app.add_option("--device,-d", opt.devices,
-                   "Show only device N (global index; repeatable)");
+                   "Show only device N (global index; repeatable)")
+        ->check(xal::common::WholeNumber());
     xal::tools::add_backend_options(app, opt.load);
     xal::tools::add_version_flag(app, "xal-smi");
-    CLI11_PARSE(app, argc, argv);
+    if (const auto status = xal::common::parse_options(app, "xal-smi", argc, argv)) {
+      return *status;
+    }
 
     opt.watch = app.count("--watch") > 0;
     if (opt.watch) {

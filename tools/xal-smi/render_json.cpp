@@ -108,6 +108,12 @@ json device_json(const DeviceSnapshot& d) {
   } else {
     j["processes"] = nullptr;  // no shared quota ledger
   }
+  if (!d.has_properties()) {  // what the properties would have said is unknown
+    for (const char* key : {"name", "vendor", "backend", "uuid", "pci_bus_id", "memory_bytes"}) {
+      j[key] = nullptr;
+    }
+    j["properties_error"] = d.props_error;
+  }
   if (!d.mem_error.empty()) j["memory_error"] = d.mem_error;
   if (!d.metrics_error.empty()) j["metrics_error"] = d.metrics_error;
   return j;

@@ -89,7 +89,7 @@ void device_table(const telemetry::Snapshot& snap, std::ostream& out) {
               {true, false, false, false, true, false, true, true, false,
                false});
   for (const DeviceSnapshot& d : snap.devices) {
-    std::string name = d.props.name;
+    std::string name = d.has_properties() ? d.props.name : "(cannot be read)";
     if (d.props.parent_index >= 0) {
       name += " [part of " + std::to_string(d.props.parent_index) + ", " +
               std::to_string(d.compute_percent) + "%]";
@@ -98,7 +98,7 @@ void device_table(const telemetry::Snapshot& snap, std::ostream& out) {
     table.add_row({
         std::to_string(d.index),
         name,
-        d.props.backend,
+        d.has_properties() ? d.props.backend : kNA,
         health_cell(d),
         d.has(XAL_METRIC_UTILIZATION)
             ? fixed(d.metrics.utilization_percent, 0) + " %"
@@ -214,7 +214,7 @@ void render_text(const telemetry::Snapshot& snap, const std::string& when,
   bool any_error = false;
   for (const DeviceSnapshot& d : snap.devices) {
     any_sim = any_sim || d.simulated();
-    any_error = any_error || !d.metrics_error.empty();
+    any_error = any_error || !d.metrics_error.empty() || !d.has_properties();
   }
   if (any_sim) {
     out << "(sim): simulated device; temperature and power come from a model "
@@ -222,6 +222,9 @@ void render_text(const telemetry::Snapshot& snap, const std::string& when,
   }
   if (any_error) {
     for (const DeviceSnapshot& d : snap.devices) {
+      if (!d.has_properties()) {
+        out << "device " << d.index << ": cannot be read: " << d.props_error << '\n';
+      }
       if (!d.metrics_error.empty()) {
         out << "device " << d.index << ": metrics unavailable: "
             << d.metrics_error << '\n';

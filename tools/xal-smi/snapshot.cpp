@@ -64,14 +64,22 @@ std::optional<std::vector<DeviceSnapshot::JobProcess>> job_processes(xal_device_
 }
 
 DeviceSnapshot read_device(uint32_t index) {
-  xal_device_t device = nullptr;
-  check(xal_device_get(index, &device),
-        "xal_device_get(" + std::to_string(index) + ")");
   DeviceSnapshot d;
   d.index = index;
+  xal_device_t device = nullptr;
+  const xal_status_t got = xal_device_get(index, &device);
+  if (got != XAL_SUCCESS) {
+    d.props_error = "xal_device_get failed: " + last_error_text(got);
+    d.props.parent_index = -1;
+    return d;
+  }
   d.props.struct_size = sizeof(d.props);
-  check(xal_device_get_properties(device, &d.props),
-        "xal_device_get_properties(" + std::to_string(index) + ")");
+  const xal_status_t ps = xal_device_get_properties(device, &d.props);
+  if (ps != XAL_SUCCESS) {
+    d.props_error = "xal_device_get_properties failed: " + last_error_text(ps);
+    d.props = xal_device_properties_t{};
+    d.props.parent_index = -1;  // not known to be a partition
+  }
 
   d.metrics.struct_size = sizeof(d.metrics);
   const xal_status_t ms = xal_device_get_metrics(device, &d.metrics);
@@ -144,6 +152,17 @@ Snapshot take_snapshot(const std::vector<uint32_t>& only) {
     snap.devices.push_back(read_device(i));
   }
   return snap;
+}
+
+bool unreadable_devices(const Snapshot& snap, const std::string& tool,
+                        std::ostream& err) {
+  bool any = false;
+  for (const DeviceSnapshot& d : snap.devices) {
+    if (d.has_properties()) continue;
+    err << tool << ": device " << d.index << " cannot be read: " << d.props_error << '\n';
+    any = true;
+  }
+  return any;
 }
 
 std::vector<std::string> metric_bit_names(uint64_t valid) {

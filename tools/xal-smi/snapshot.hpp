@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@ namespace xal::telemetry {
 
 struct DeviceSnapshot {
   uint32_t index = 0;
+  // Why the device could not be read (xal_device_get or its properties
+  // failed; the other readings are still tried); "" when `props` hold its
+  // properties.
+  std::string props_error;
   xal_device_properties_t props{};
   // xal_device_get_metrics; `metrics.valid` is 0 when the call failed.
   xal_device_metrics_t metrics{};
@@ -38,6 +43,7 @@ struct DeviceSnapshot {
 
   // True when bit `bit` (XAL_METRIC_*) of metrics.valid is set.
   bool has(uint64_t bit) const { return (metrics.valid & bit) != 0; }
+  bool has_properties() const { return props_error.empty(); }
   bool simulated() const;
 };
 
@@ -49,10 +55,16 @@ struct Snapshot {
 
 // Reads every backend and the devices in `only` (global indices; empty:
 // every device). xal_init must have succeeded. A device call that fails is
-// recorded in the snapshot (metrics_error ...) rather than thrown; a failing
+// recorded in the snapshot (props_error, metrics_error ...) rather than
+// thrown, so that one broken device does not hide the others; a failing
 // count or an index out of range throws std::runtime_error with xal's error
 // detail. Thread-safe as the ABI is (any thread), not against xal_shutdown.
 Snapshot take_snapshot(const std::vector<uint32_t>& only = {});
+
+// Writes "<tool>: device N cannot be read: ..." to `err` for each device of
+// `snap` whose properties could not be read; true when there was one.
+bool unreadable_devices(const Snapshot& snap, const std::string& tool,
+                        std::ostream& err);
 
 // Names of the XAL_METRIC_* bits set in `valid` ("utilization", ...).
 std::vector<std::string> metric_bit_names(uint64_t valid);

@@ -1,7 +1,13 @@
 // bench_common.cpp -- sizes, and the report of xal-cuda-rawbench.
 #include "bench_common.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -77,6 +83,31 @@ bool time_copies(const Options& options, const std::string& direction, size_t by
   return true;
 }
 
+namespace {
+
+std::string report_path(const std::string& out_dir) { return out_dir + "/raw_vs_xal.json"; }
+
+}  // namespace
+
+bool prepare_out_dir(const std::string& out_dir, std::string* error) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    *error = "cannot create the folder " + out_dir + ": " + ec.message();
+    return false;
+  }
+  const std::string path = report_path(out_dir);
+  const bool existed = ::access(path.c_str(), F_OK) == 0;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  ::close(fd);
+  if (!existed) ::unlink(path.c_str());
+  return true;
+}
+
 bool report(const std::string& out_dir, const Options& options,
             const std::vector<Result>& results, double raw_launch_us,
             double xal_launch_us, std::string* error) {
@@ -132,7 +163,7 @@ bool report(const std::string& out_dir, const Options& options,
                    {"target_added_us", kLaunchTargetUs},
                    {"pass", launch_ok}};
   doc["all_targets_met"] = ok;
-  const std::string path = out_dir + "/raw_vs_xal.json";
+  const std::string path = report_path(out_dir);
   std::ofstream file(path);
   file << doc.dump(2) << "\n";
   if (!file) *error = "cannot write " + path;

@@ -93,6 +93,11 @@ bool time_copies(const Options& options, const std::string& direction, size_t by
 bool parse_sizes(const std::vector<std::string>& text, std::vector<size_t>* out,
                  std::string* error);
 
+// Creates `out_dir` (and its parents) when missing and checks that
+// <out_dir>/raw_vs_xal.json can be written there, leaving no file behind
+// that was not there; false with *error otherwise. Run it before measuring.
+bool prepare_out_dir(const std::string& out_dir, std::string* error);
+
 // Prints a table, writes <out_dir>/raw_vs_xal.json. Returns true when every
 // target is met; sets *error when the file cannot be written.
 bool report(const std::string& out_dir, const Options& options,

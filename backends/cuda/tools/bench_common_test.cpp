@@ -4,6 +4,10 @@
 #include "bench_common.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <string>
 #include <vector>
@@ -107,6 +111,26 @@ TEST(RawbenchTiming, FailedCallIsPassedOn) {
   double host = 0, device = 0;
   EXPECT_FALSE(time_copies(options(1), "htod", 1 << 20, scripted.side(), &host, &device, &error));
   EXPECT_EQ(scripted.failure, "copy refused");
+}
+
+// --out is a folder: made when missing, and refused before any measurement
+// when the report cannot be written there.
+TEST(RawbenchOut, MissingFolderIsCreatedAndABadOneRefused) {
+  const std::string base = ::testing::TempDir() + "/rawbench_out_" + std::to_string(::getpid());
+  std::filesystem::remove_all(base);
+  std::string error;
+  ASSERT_TRUE(prepare_out_dir(base + "/a/b", &error)) << error;
+  EXPECT_TRUE(std::filesystem::is_directory(base + "/a/b"));
+  EXPECT_FALSE(std::filesystem::exists(base + "/a/b/raw_vs_xal.json")) << "probe left behind";
+  { std::ofstream file(base + "/plain"); }
+  EXPECT_FALSE(prepare_out_dir(base + "/plain/sub", &error));
+  EXPECT_NE(error.find("cannot create the folder " + base + "/plain/sub"), std::string::npos)
+      << error;
+  std::filesystem::create_directories(base + "/report/raw_vs_xal.json");  // a folder in the way
+  EXPECT_FALSE(prepare_out_dir(base + "/report", &error));
+  EXPECT_NE(error.find("cannot write " + base + "/report/raw_vs_xal.json"), std::string::npos)
+      << error;
+  std::filesystem::remove_all(base);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "xal_cuda_device.h"
 #include "xal/xal.h"
 #include "xal/xal_backend.h"
+#include "xal_common/cli.hpp"
 #include "xal_common/reduce.hpp"
 
 namespace {
@@ -80,8 +81,10 @@ int main(int argc, char** argv) {
   size_t count = 1000003;  // odd: the kernels' tail
   CLI::App app{"xal's embedded CUDA kernels against the host reduction, bit for bit"};
   app.add_option("--device", device_index, "CUDA device ordinal");
-  app.add_option("--count", count, "elements per case")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--count", count, "elements per case")->check(xal::common::AtLeast(1));
+  if (const auto status = xal::common::parse_options(app, "xal-cuda-kernelcheck", argc, argv)) {
+    return *status;
+  }
 
   xal_init_options_t init{};
   init.struct_size = sizeof init;

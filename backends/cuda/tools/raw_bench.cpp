@@ -28,6 +28,7 @@
 
 #include "bench_common.h"
 #include "dynamic_symbols.h"
+#include "xal_common/cli.hpp"
 
 using xal::cuda::rawbench::CopySide;
 using xal::cuda::rawbench::Options;
@@ -180,19 +181,27 @@ int main(int argc, char** argv) {
   std::vector<std::string> sizes = {"1MiB", "4MiB", "16MiB", "64MiB", "256MiB"};
   bool strict = false;
   CLI::App app{"Raw CUDA driver API against xal: copy bandwidth and launch cost"};
-  app.add_option("--out", out_dir, "folder for raw_vs_xal.json");
+  app.add_option("--out", out_dir, "folder for raw_vs_xal.json (created if missing)");
   app.add_option("--sizes", sizes, "transfer sizes (1MiB, 64MiB, ...)");
   app.add_option("--device", o.device, "CUDA device ordinal");
-  app.add_option("--iterations", o.iterations, "copies per measurement (at least; small sizes do enough to move 64 MiB)")->check(CLI::PositiveNumber);
-  app.add_option("--trials", o.trials, "measurements per figure (best kept)")->check(CLI::PositiveNumber);
-  app.add_option("--launches", o.launches, "kernel launches per trial")->check(CLI::PositiveNumber);
-  app.add_option("--gate-us", o.gate_us, "spin before each device-timed batch (doubled while too short)")->check(CLI::PositiveNumber);
+  using xal::common::AtLeast;
+  app.add_option("--iterations", o.iterations, "copies per measurement (at least; small sizes do enough to move 64 MiB)")->check(AtLeast(1));
+  app.add_option("--trials", o.trials, "measurements per figure (best kept)")->check(AtLeast(1));
+  app.add_option("--launches", o.launches, "kernel launches per trial")->check(AtLeast(1));
+  app.add_option("--gate-us", o.gate_us, "spin before each device-timed batch (doubled while too short)")->check(AtLeast(1));
   app.add_flag("--strict", strict, "exit 2 when a target is missed");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto status = xal::common::parse_options(app, "xal-cuda-rawbench", argc, argv)) {
+    return *status;
+  }
   std::string error;
   if (!xal::cuda::rawbench::parse_sizes(sizes, &o.sizes, &error)) {
     std::fprintf(stderr, "xal-cuda-rawbench: %s\n", error.c_str());
-    return 1;
+    return xal::common::kExitBadOptions;
+  }
+  // Before measuring, which takes minutes on a GPU with the default sizes.
+  if (!xal::cuda::rawbench::prepare_out_dir(out_dir, &error)) {
+    std::fprintf(stderr, "xal-cuda-rawbench: --out: %s\n", error.c_str());
+    return xal::common::kExitBadOptions;
   }
   o.batch = std::min(o.batch, o.launches);
   std::vector<Result> results;

@@ -4,8 +4,15 @@
 #ifndef XAL_COMMON_CLI_HPP_
 #define XAL_COMMON_CLI_HPP_
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -32,8 +39,9 @@ inline std::optional<int> parse_options(CLI::App& app, const char* tool, int arg
   }
 }
 
-// A check that an option's value is a number (NaN is not) of at least
-// `min`, or above it where `strict`: "must be at least 1, not 0".
+// A check that an option's value is a finite number (NaN and infinities are
+// not) of at least `min`, or above it where `strict`: "must be at least 1,
+// not 0".
 inline CLI::Validator NumberFrom(double min, bool strict) {
   std::ostringstream bound;
   bound << min;
@@ -41,7 +49,7 @@ inline CLI::Validator NumberFrom(double min, bool strict) {
   return CLI::Validator(
       [min, strict, words](std::string& value) -> std::string {
         double number = 0;
-        if (!CLI::detail::lexical_cast(value, number) || std::isnan(number)) {
+        if (!CLI::detail::lexical_cast(value, number) || !std::isfinite(number)) {
           return "must be a number, not '" + value + "'";
         }
         if (number < min || (strict && number == min)) return "must be " + words + ", not " + value;
@@ -55,6 +63,44 @@ inline CLI::Validator AtLeast(double min) { return NumberFrom(min, false); }
 
 // More than 0 (a duration, a period).
 inline CLI::Validator Positive() { return NumberFrom(0, true); }
+
+// A whole number from 0 to 2^64-1 written in decimal digits only: CLI11's
+// own conversion into an unsigned option takes "-3" as 2^64-3 and clamps
+// values past the top.
+inline CLI::Validator WholeNumber() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        uint64_t number = 0;
+        const char* end = value.data() + value.size();
+        const auto [at, error] = std::from_chars(value.data(), end, number);
+        if (value.empty() || error == std::errc::invalid_argument || at != end) {
+          return "must be a whole number (0 or more), not '" + value + "'";
+        }
+        if (error == std::errc::result_out_of_range) {
+          return "must be at most " + std::to_string(UINT64_MAX) + ", not " + value;
+        }
+        return {};
+      },
+      "UINT");
+}
+
+// A check that the file an option names can be written, so that a long run
+// does not find out at its end: an existing file is opened for appending
+// and left as it is, a new one is created and removed again. "-" (standard
+// output) passes.
+inline CLI::Validator WritableFile() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path == "-") return {};
+        const bool existed = ::access(path.c_str(), F_OK) == 0;
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
+        ::close(fd);
+        if (!existed) ::unlink(path.c_str());
+        return {};
+      },
+      "FILE");
+}
 
 }  // namespace xal::common
 

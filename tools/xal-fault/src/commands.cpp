@@ -1,8 +1,11 @@
 #include "commands.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -50,6 +53,30 @@ std::string default_error(const std::string& op) {
     }
   }
   return "BACKEND";
+}
+
+// Why `path` cannot receive the injection log (a missing folder, no
+// permission, a directory); "" when it can. Creates the file if missing.
+std::string log_problem(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot write the log '" + path + "': " + std::strerror(errno);
+  ::close(fd);
+  return "";
+}
+
+// Why the fault backend injected nothing in the command; "" when it started.
+// It writes its log from its start, or a line saying why it could not start,
+// so a log that was never created means the command never started it.
+std::string fault_backend_problem(const LogSummary& log, const Outcome& out,
+                                  const std::map<std::string, std::string>& env) {
+  if (!log.start_failures.empty()) return log.start_failures.front();
+  // A command killed early may not have reached xal_init yet.
+  if (log.found || out.timed_out || out.signal != 0) return "";
+  const auto it = env.find("XAL_BACKENDS");
+  const char* user = std::getenv("XAL_BACKENDS");
+  const std::string backends = it != env.end() ? it->second : user != nullptr ? user : "";
+  return "no fault log was written: the command did not call xal_init with the "
+         "fault backend (XAL_BACKENDS=" + backends + ")";
 }
 
 }  // namespace
@@ -114,7 +141,14 @@ int command_run(const RunOptions& options) {
     std::cerr << "xal-fault run: plan refused: " << e.what() << "\n";
     return 2;
   }
-  if (keep) std::remove(log.c_str());  // a fresh log for this run
+  if (keep) {
+    const std::string problem = log_problem(log);
+    if (!problem.empty()) {
+      std::cerr << "xal-fault run: " << problem << "\n";
+      return 2;
+    }
+    std::remove(log.c_str());  // a fresh log for this run
+  }
   const Outcome out = run_command(o.command, env, o.timeout_s, o.quiet);
   const LogSummary summary = summarize_log(log);
   if (!keep) std::remove(log.c_str());
@@ -122,6 +156,7 @@ int command_run(const RunOptions& options) {
     std::cerr << "xal-fault run: " << out.start_error << "\n";
     return 127;
   }
+  const std::string not_started = fault_backend_problem(summary, out, env);
   if (o.json) {
     nlohmann::json j;
     j["command"] = o.command;
@@ -133,7 +168,8 @@ int command_run(const RunOptions& options) {
                           {"operations", r.operations},
                           {"actions", r.actions}};
     }
-    if (keep) j["log"] = log;
+    if (keep && summary.found) j["log"] = log;
+    if (!not_started.empty()) j["fault_backend_error"] = not_started;
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "xal-fault: " << command_text(o.command) << "\n"
@@ -150,7 +186,12 @@ int command_run(const RunOptions& options) {
       for (const auto& [what, n] : r.actions) std::cout << "; " << what << " x" << n;
       std::cout << ")\n";
     }
-    if (keep) std::cout << "  log: " << log << "\n";
+    if (keep && summary.found) std::cout << "  log: " << log << "\n";
+  }
+  if (!not_started.empty()) {
+    std::cerr << "xal-fault run: the fault backend did not start in the command: "
+              << not_started << "\n";
+    return 2;
   }
   return shell_status(out);
 }
@@ -192,6 +233,14 @@ int command_sweep(const SweepOptions& options) {
     if (!out.started) {
       std::cerr << "xal-fault sweep: " << out.start_error << "\n";
       return 127;
+    }
+    // Nothing can be tested: every run would end the same way.
+    const std::string not_started = fault_backend_problem(summary, out, env);
+    if (!not_started.empty()) {
+      std::cerr << "xal-fault sweep: run " << k
+                << ": the fault backend did not start in the command: " << not_started
+                << "\n";
+      return 2;
     }
     const auto it = summary.rules.find("sweep");
     const bool injected = it != summary.rules.end() && it->second.fired > 0;

@@ -8,12 +8,19 @@ namespace xal::faulttool {
 LogSummary summarize_log(const std::string& path) {
   LogSummary s;
   std::ifstream in(path);
+  s.found = in.is_open();
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
       ++s.bad_lines;
+      continue;
+    }
+    if (j.contains("event")) {
+      if (j["event"] == "start_failed") {
+        s.start_failures.push_back(j.value("reason", std::string("(no reason given)")));
+      }
       continue;
     }
     ++s.injections;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace xal::faulttool {
 
@@ -14,6 +15,12 @@ struct RuleSummary {
 };
 
 struct LogSummary {
+  // The file exists: a fault backend opened it, at its start (or to say
+  // why it could not start).
+  bool found = false;
+  // The reasons of the {"event":"start_failed"} lines: fault backends that
+  // did not start and injected nothing.
+  std::vector<std::string> start_failures;
   uint64_t injections = 0;
   uint64_t bad_lines = 0;                   // lines that are not JSON
   std::map<std::string, RuleSummary> rules; // by rule name

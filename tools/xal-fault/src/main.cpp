@@ -8,8 +8,12 @@
 #include <string>
 
 #include "commands.hpp"
+#include "xal_common/cli.hpp"
 
 int main(int argc, char** argv) {
+  using xal::common::AtLeast;
+  using xal::common::parse_options;
+  using xal::common::WholeNumber;
   CLI::App app{"xal-fault: run programs under fault-injection plans"};
   app.require_subcommand(1);
   xal::faulttool::RunOptions run;
@@ -21,10 +25,12 @@ int main(int argc, char** argv) {
   r->add_option("--target", run.common.target,
                 "backend to wrap when XAL_BACKENDS is unset (default: the "
                 "plan's target, else mock)");
-  r->add_option("--seed", run.common.seed, "XAL_FAULT_SEED for the run");
+  r->add_option("--seed", run.common.seed, "XAL_FAULT_SEED for the run")
+      ->check(WholeNumber());
   r->add_option("--timeout", run.common.timeout_s,
                 "seconds before the command is killed (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(AtLeast(0));
   r->add_option("--log", run.log, "keep the injection log in this file");
   r->add_flag("--json", run.common.json, "print the report as JSON");
   r->add_flag("--quiet", run.common.quiet, "hide the command's output");
@@ -42,11 +48,14 @@ int main(int argc, char** argv) {
   s->add_option("--faults", sweep.common.faults, "extra compact rules");
   s->add_option("--target", sweep.common.target, "backend to wrap")
       ->capture_default_str();
-  s->add_option("--seed", sweep.common.seed, "XAL_FAULT_SEED for every run");
-  s->add_option("--timeout", sweep.common.timeout_s, "seconds per run")
-      ->capture_default_str();
+  s->add_option("--seed", sweep.common.seed, "XAL_FAULT_SEED for every run")
+      ->check(WholeNumber());
+  s->add_option("--timeout", sweep.common.timeout_s, "seconds per run (0: none)")
+      ->capture_default_str()
+      ->check(AtLeast(0));
   s->add_option("--max-runs", sweep.max_runs, "stop after this many runs")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(AtLeast(1));
   s->add_flag("--strict", sweep.strict,
               "also fail when a run exits non-zero");
   s->add_flag("--json", sweep.common.json, "print the report as JSON");
@@ -54,12 +63,7 @@ int main(int argc, char** argv) {
   s->add_option("command", sweep.common.command, "the command and its arguments")
       ->required();
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
+  if (const auto status = parse_options(app, "xal-fault", argc, argv)) return *status;
   try {
     if (r->parsed()) return xal::faulttool::command_run(run);
     sweep.common.quiet = !sweep.verbose;

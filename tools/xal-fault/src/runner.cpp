@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <thread>
 
 namespace xal::faulttool {
@@ -92,8 +93,9 @@ Outcome run_command(const std::vector<std::string>& argv,
 std::string describe(const Outcome& o, double timeout_s) {
   if (!o.started) return "not started: " + o.start_error;
   if (o.timed_out) {
-    return "timed out after " + std::to_string(static_cast<int>(timeout_s)) +
-           " s";
+    std::ostringstream text;  // 0.5 as "0.5", 60 as "60"
+    text << "timed out after " << timeout_s << " s";
+    return text.str();
   }
   if (o.signal != 0) {
     const char* name = ::sigabbrev_np(o.signal);

@@ -192,9 +192,40 @@ TEST(XalInfo, MissingBackendIsListedWithReasonAndExitsTwo) {
 
 TEST(XalInfo, BadOptionFailsCleanly) {
   Result r = run_info("--no-such-option", "", true);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.exit_code, -1) << "must exit, not crash";
-  EXPECT_NE(r.output.find("no-such-option"), std::string::npos) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("xal-info: The following argument was not expected: "
+                          "--no-such-option"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Run with --help"), std::string::npos) << r.output;
+}
+
+// A device whose properties cannot be read is listed with its error, the
+// others as usual; the exit status says a reading failed.
+TEST(XalInfo, UnreadableDeviceDoesNotHideTheOthers) {
+#ifndef XAL_WITH_FAULT_BACKEND
+  GTEST_SKIP() << "the fault backend is not built";
+#endif
+  const std::string env =
+      "XAL_BACKENDS=fault:mock XAL_FAULTS='device_get_properties=device(0)DEVICE_LOST'";
+  const Result t = run_info("", env, true);
+  EXPECT_EQ(t.exit_code, 1) << t.output;
+  EXPECT_NE(t.output.find("[0] cannot be read"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("[1] Mock NVIDIA A100"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("xal-info: device 0 cannot be read: xal_device_get_properties "
+                          "failed: XAL_ERROR_DEVICE_LOST"),
+            std::string::npos)
+      << t.output;
+  const Result j = run_info("--json", env);
+  EXPECT_EQ(j.exit_code, 1) << j.output;
+  const nlohmann::json doc = nlohmann::json::parse(j.output, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.output;
+  ASSERT_EQ(doc.at("devices").size(), 2u) << j.output;
+  EXPECT_EQ(doc["devices"][0].at("index"), 0);
+  EXPECT_NE(doc["devices"][0].at("error").get<std::string>().find("DEVICE_LOST"),
+            std::string::npos);
+  EXPECT_EQ(doc["devices"][1].at("index"), 1);
+  EXPECT_FALSE(doc["devices"][1].at("name").get<std::string>().empty());
 }
 
 }  // namespace

@@ -238,6 +238,60 @@ TEST(XalSmi, BadOptionsAreRejectedWithAMessage) {
   EXPECT_NE(u.exit_code, 0);
 }
 
+TEST(XalSmi, BadOptionsExit2WithAReadableMessage) {
+  const struct {
+    const char* args;
+    const char* expect;
+  } cases[] = {
+      {"--no-such-option", "xal-smi: The following argument was not expected"},
+      {"--count", "xal-smi: --count"},
+      {"--watch 1 --count 0", "--count: must be at least 1, not 0"},
+      {"--device -1", "xal-smi: --device: must be a whole number (0 or more), not '-1'"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run_smi(c.args, "", true);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find("Run with --help"), std::string::npos) << r.output;
+  }
+}
+
+TEST(XalSmi, BackendThatDoesNotLoadExits2) {
+  const Result r = run_smi("--backend nosuch", "", true);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("xal-smi: backend 'nosuch' is"), std::string::npos) << r.output;
+}
+
+// A device whose properties cannot be read is shown with its error; the
+// others are shown as usual, and the exit status says a reading failed.
+TEST(XalSmi, UnreadableDeviceDoesNotHideTheOthers) {
+#ifndef XAL_WITH_FAULT_BACKEND
+  GTEST_SKIP() << "the fault backend is not built";
+#endif
+  const std::string env =
+      "XAL_BACKENDS=fault:mock XAL_FAULTS='device_get_properties=device(0)DEVICE_LOST'";
+  const Result j = run_smi("--json", env);
+  EXPECT_EQ(j.exit_code, 1) << j.output;
+  const nlohmann::json doc = parse_json(j.output);
+  ASSERT_EQ(doc.at("devices").size(), 2u) << j.output;
+  const nlohmann::json& lost = doc["devices"][0];
+  EXPECT_TRUE(lost.at("name").is_null());
+  EXPECT_NE(lost.at("properties_error").get<std::string>().find(
+                "xal_device_get_properties failed: XAL_ERROR_DEVICE_LOST"),
+            std::string::npos)
+      << lost.dump(2);
+  EXPECT_NE(doc["devices"][1].at("name").get<std::string>().find("A100"), std::string::npos);
+  EXPECT_EQ(doc["devices"][1].at("health").at("state"), "ok");
+
+  const Result t = run_smi("", env, true);
+  EXPECT_EQ(t.exit_code, 1) << t.output;
+  EXPECT_NE(t.output.find("(cannot be read)"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("device 0: cannot be read: xal_device_get_properties failed"),
+            std::string::npos)
+      << t.output;
+  EXPECT_EQ(count_of(t.output, "Mock NVIDIA A100"), 1u) << t.output;
+}
+
 TEST(XalSmi, MissingBackendIsReportedNotFatal) {
   const Result r = run_smi("--json", "XAL_BACKENDS=/nonexistent/libxal_backend_x.so");
   // xal never fails because a backend is absent: it lists it with a reason.

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# xal-bench coll's options and defaults: size ranges that cannot advance,
+# bad numbers and an unwritable --json are refused with exit 2 before any
+# measurement; without XAL_BACKENDS only the mock backend is used.
+#   coll_cli_test.sh XAL_BENCH MOCK_PLUGIN WORK_DIR
+set -u
+bench=$1 mock=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+failures=0
+
+# expect STATUS TEXT ARGS...: xal-bench coll ARGS exits STATUS and prints TEXT.
+expect() {
+  local status=$1 text=$2
+  shift 2
+  local out rc
+  out=$(timeout 60 "$bench" coll "$@" 2>&1)
+  rc=$?
+  if [[ $rc -ne $status || "$out" != *"$text"* ]]; then
+    echo "FAIL: coll $*: exit $rc (expected $status), output:"
+    echo "$out"
+    failures=$((failures + 1))
+  else
+    echo "ok: coll $* -> $rc"
+  fi
+}
+
+export XAL_BACKENDS=$mock XAL_MOCK_DEVICES=2*a100-40g
+common=(-n 1 -w 0 --no-mpi)
+expect 2 "bad size range" -b 0 -e 0 "${common[@]}"
+expect 2 "bad size range" -b 0 -e 1K "${common[@]}"
+expect 2 "bad size range" -b 1M -e 1K "${common[@]}"
+expect 2 "--mpi-np: must be at least 1" -b 4K -e 4K --mpi-np -1 "${common[@]}"
+expect 2 "--mpi-np: must be at least 1" -b 4K -e 4K --mpi-np 0 "${common[@]}"
+expect 2 "Run with --help" --no-such-option
+expect 2 "cannot write $work/missing/out.json" -b 4K -e 4K --json "$work/missing/out.json" "${common[@]}"
+if [[ -e "$work/out.json" ]]; then echo "FAIL: stray out.json"; failures=$((failures + 1)); fi
+
+# Without XAL_BACKENDS: the mock alone, even with another plugin on the
+# search path (a copy of the mock under another name).
+mkdir -p "$work/plugins"
+cp "$mock" "$work/plugins/libxal_backend_mockcopy.so"
+unset XAL_BACKENDS
+export XAL_BACKEND_PATH=$work/plugins
+expect 0 "over 2 devices" -b 4K -e 4K "${common[@]}"
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures case(s) failed"
+  exit 1
+fi
+echo "all cases passed"
