@@ -106,6 +106,11 @@ xal_status_t Rendezvous::error() const {
   return error_;
 }
 
+xal_status_t Rendezvous::first_error() const {
+  std::lock_guard lock(mutex_);
+  return first_error_ != XAL_SUCCESS ? first_error_ : error_;
+}
+
 void Rendezvous::throw_if_broken(CollKind kind) const {
   std::lock_guard lock(mutex_);
   check_usable(kind);
@@ -174,6 +179,8 @@ void Rendezvous::run(uint32_t rank, const HostPart& part) {
     if (count_ + 1 == size_) {  // the last to arrive checks agreement
       mismatch_message_ = describe_mismatch();
       mismatch_ = !mismatch_message_.empty();
+      if (mismatch_ && first_error_ == XAL_SUCCESS && error_ == XAL_SUCCESS)
+        first_error_ = XAL_ERROR_COLLECTIVE_MISMATCH;
     }
     barrier(lock, rank, part.desc.kind);
     mismatch = mismatch_;

@@ -47,6 +47,15 @@ bool validation_enabled(const xal_init_options_t* o) {
   return true;
 }
 
+// Says which parts of the device selector kept nothing (a misspelt
+// backend, an index past the end): a silent zero devices is hard to trace.
+void warn_unmatched_selector(const Selector& sel, const std::vector<Selector::Started>& started,
+                             const std::string& text) {
+  for (const std::string& what : sel.unmatched(started))
+    log_message(XAL_LOG_WARNING,
+                cat("device selector '", text, "': ", what, "; it selects nothing").c_str());
+}
+
 // Creates the device handles of a started backend that the selector keeps.
 void add_devices(Runtime& rt, Backend& b, const Selector& sel) {
   uint32_t kept = 0;
@@ -120,6 +129,7 @@ xal_status_t do_init(const xal_init_options_t* options, int64_t t0) {
     const auto requests = plan_backends(
         option_or_env(options, &xal_init_options_t::backends, "XAL_BACKENDS"),
         dirs);
+    std::vector<Selector::Started> started;
     for (const auto& req : requests) {
       auto b = std::make_unique<Backend>();
       b->argument = req.argument;
@@ -132,8 +142,11 @@ xal_status_t do_init(const xal_init_options_t* options, int64_t t0) {
                     cat("backend ", ref.name, " not loaded: ", ref.reason).c_str());
         continue;
       }
+      started.push_back({{ref.name, ref.short_name, plugin_name_of_file(ref.argument)},
+                         ref.device_count});  // all of them, before the selector's choice
       add_devices(*rt, ref, *selector);
     }
+    warn_unmatched_selector(*selector, started, selector_text);
     apply_memory_limits(*rt, *limits);
     apply_partition_config(*rt, env("XAL_PARTITIONS").value_or(""));
     shared_quota_open(*rt);

@@ -15,6 +15,7 @@
 
 #include "error.hpp"
 #include "loader.hpp"
+#include "runtime.hpp"
 #include "xal_common/strings.hpp"
 
 namespace xal::core {
@@ -97,7 +98,12 @@ std::vector<std::string> search_dirs(const std::string& backend_path) {
   if (!own.empty()) dirs.push_back(own);
   for (const auto& d : split(backend_path, ":")) {
     std::string dir(trim(d));
-    if (dir.empty() || dir[0] != '/') continue;  // never relative folders
+    if (dir.empty()) continue;
+    if (dir[0] != '/') {  // never relative folders: they depend on the working directory
+      log_message(XAL_LOG_WARNING, cat("backend path folder '", dir,
+                                       "' is ignored: only absolute folders are searched").c_str());
+      continue;
+    }
     if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end())
       dirs.push_back(dir);
   }

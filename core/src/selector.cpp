@@ -73,4 +73,24 @@ bool Selector::selects(std::initializer_list<std::string_view> names,
   return false;
 }
 
+std::vector<std::string> Selector::unmatched(const std::vector<Started>& started) const {
+  std::vector<std::string> out;
+  for (const auto& [name, indices] : terms_) {
+    const Started* backend = nullptr;
+    for (const Started& b : started)
+      for (const std::string& n : b.names)
+        if (n == name) backend = &b;
+    if (backend == nullptr) {
+      out.push_back(cat("'", name, "' names no started backend"));
+      continue;
+    }
+    if (!indices) continue;
+    for (uint32_t i : *indices)
+      if (i >= backend->device_count)
+        out.push_back(cat("'", name, ":", i, "': ", name, " has ", backend->device_count,
+                          " device(s)"));
+  }
+  return out;
+}
+
 }  // namespace xal::core

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xal::core {
 
@@ -19,6 +20,16 @@ class Selector {
   // Whether device `index` of the backend known by any of `names` is kept.
   bool selects(std::initializer_list<std::string_view> names,
                uint32_t index) const;
+
+  // A started backend as the selector sees it: the names it answers to
+  // and its device count.
+  struct Started {
+    std::vector<std::string> names;
+    uint32_t device_count;
+  };
+  // What in the selector keeps no device of `started`, one line per term
+  // or index ("'mokc' names no started backend"): to warn about.
+  std::vector<std::string> unmatched(const std::vector<Started>& started) const;
 
  private:
   bool all_ = true;

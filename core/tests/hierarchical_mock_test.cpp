@@ -588,3 +588,31 @@ TEST_P(ShutdownWithAWaitingRank, ShutdownAbortsIt) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, ShutdownWithAWaitingRank,
                          ::testing::Values("native", "hierarchical"));
+
+// Ranks of a native (mock) communicator that disagree: each stream reports
+// the mismatch, and so does xal_comm_get_async_error, the communicator's
+// first asynchronous error.
+TEST(NativeMismatch, IsTheCommunicatorsAsyncError) {
+  ScopedEnv cards("XAL_MOCK_DEVICES", "2*a100-40g");
+  ASSERT_XAL_OK(init(mock_plugin()));
+  xal_device_t devs[2];
+  xal_stream_t s[2];
+  xal_devptr_t buf[2];
+  for (uint32_t i = 0; i < 2; ++i) {
+    ASSERT_XAL_OK(xal_device_get(i, &devs[i]));
+    ASSERT_XAL_OK(xal_stream_create(devs[i], 0, &s[i]));
+    ASSERT_XAL_OK(xal_mem_alloc(devs[i], 64, &buf[i]));
+  }
+  xal_comm_t comms[2];
+  ASSERT_XAL_OK(xal_comm_create(devs, 2, nullptr, comms));
+  for (uint32_t i = 0; i < 2; ++i)
+    ASSERT_XAL_OK(xal_allreduce(comms[i], buf[i], buf[i], i ? 8 : 4, XAL_DTYPE_F32, XAL_OP_SUM, s[i]));
+  for (uint32_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(xal_stream_synchronize(s[i]), XAL_ERROR_COLLECTIVE_MISMATCH);
+    xal_status_t async = XAL_SUCCESS;
+    ASSERT_XAL_OK(xal_comm_get_async_error(comms[i], &async));
+    EXPECT_EQ(async, XAL_ERROR_COLLECTIVE_MISMATCH) << "rank " << i;
+  }
+  for (xal_comm_t c : comms) ASSERT_XAL_OK(xal_comm_destroy(c));
+  ASSERT_XAL_OK(xal_shutdown());
+}

@@ -337,6 +337,34 @@ TEST_F(Loader, MalformedSelectorFailsInit) {
   EXPECT_XAL_ERROR(xal_init(&o), XAL_ERROR_INVALID_ARGUMENT);
 }
 
+// A selector that keeps nothing (a misspelt backend, an index past the
+// end) is not an error, but xal says so instead of leaving zero devices
+// unexplained; a relative backend folder is ignored with a warning too.
+TEST_F(Loader, SelectorThatKeepsNothingIsReported) {
+  const std::string p = plugin("testdev");
+  ::testing::internal::CaptureStderr();
+  ASSERT_XAL_OK(init(p, "testdve:0;testdev:1,5"));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_device_count(&n));
+  EXPECT_EQ(n, 1u);
+  ASSERT_XAL_OK(xal_shutdown());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(contains(err.c_str(), "'testdve' names no started backend")) << err;
+  EXPECT_TRUE(contains(err.c_str(), "'testdev:5': testdev has 2 device(s)")) << err;
+  EXPECT_FALSE(contains(err.c_str(), "testdev:1'")) << err;
+
+  xal_init_options_t o{};
+  o.struct_size = sizeof o;
+  o.backends = p.c_str();
+  o.backend_path = "relative/plugins";
+  o.validation = -1;
+  ::testing::internal::CaptureStderr();
+  ASSERT_XAL_OK(xal_init(&o));
+  ASSERT_XAL_OK(xal_shutdown());
+  const std::string err2 = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(contains(err2.c_str(), "'relative/plugins' is ignored: only absolute folders")) << err2;
+}
+
 // A program built against the 1.0 header passes the 1.0 struct size: the
 // fields it knows are filled, nothing past them is written.
 TEST_F(Loader, BackendInfoOfThe10SizeIsFilledUpToItsEnd) {

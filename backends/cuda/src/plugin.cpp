@@ -100,8 +100,15 @@ xal_status_t init(const xal_backend_init_args_t* args,
           const std::unique_ptr<Nccl> probe = Nccl::open(nccl_path, &why);
           if (probe != nullptr) why = nccl_mismatch(*probe, simulated);
         }
-        backend->log(XAL_LOG_INFO, "cuda: NCCL not used: " + why);
-        nccl_note = simulated ? "" : "no NCCL (" + nccl_path + ")";
+        // A library the user named that is not used is worth a warning; the
+        // default one missing is the common case.
+        const bool named = Nccl::named();
+        backend->log(named ? XAL_LOG_WARNING : XAL_LOG_INFO, "cuda: NCCL not used: " + why);
+        if (named) {
+          nccl_note = "the NCCL XAL_CUDA_NCCL names is not used (the log says why)";
+        } else {
+          nccl_note = simulated ? "" : "no NCCL (" + nccl_path + ")";
+        }
       } else {
         const int v = backend->nccl->version();
         nccl_note = std::string(backend->nccl->simulated() ? "simulated " : "") +

@@ -118,6 +118,21 @@ TEST(CudaSimulationLoading, NoNcclWithTheSimulatedDriver) {
   EXPECT_EQ(t->shutdown(backend), XAL_SUCCESS);
 }
 
+// An NCCL the user names with XAL_CUDA_NCCL that cannot be used is said in
+// the backend's note (xal-info); why goes to the log as a warning.
+TEST(CudaSimulationLoading, NamedNcclThatCannotLoadIsInTheNote) {
+  ScopedEnv nccl("XAL_CUDA_NCCL", "/nonexistent/libnccl.so.2");
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(try_init(&backend), XAL_SUCCESS) << last_error().message;
+  xal_backend_describe_t d{};
+  d.struct_size = sizeof d;
+  ASSERT_EQ(kTableAtStart->describe(backend, &d), XAL_SUCCESS);
+  const std::string note = d.note;
+  EXPECT_NE(note.find("the NCCL XAL_CUDA_NCCL names is not used"), std::string::npos) << note;
+  EXPECT_NE(note.find("collectives on the core's path"), std::string::npos) << note;
+  EXPECT_EQ(kTableAtStart->shutdown(backend), XAL_SUCCESS);
+}
+
 // With the simulated driver the default libnccl.so.2, a real NCCL where one
 // is on the library path, is never opened, not even to say why it is not
 // used: only a simulated NCCL named by XAL_CUDA_NCCL is. CTest runs this

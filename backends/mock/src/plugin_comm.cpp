@@ -105,7 +105,7 @@ xal_status_t comm_abort(xal_bcomm_t* comm) {
 xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out) {
   XAL_MOCK_REQUIRE_HANDLE(comm);
   if (!out) return XAL_ERROR_INVALID_ARGUMENT;
-  *out = as_comm(comm)->clique->rendezvous().error();
+  *out = as_comm(comm)->clique->rendezvous().first_error();
   return XAL_SUCCESS;
 }
 

@@ -113,6 +113,10 @@ class Rendezvous {
   void abort();
   // The sticky error (TIMEOUT, ABORTED), XAL_SUCCESS while healthy.
   xal_status_t error() const;
+  // The first error of any call: the sticky error, or COLLECTIVE_MISMATCH
+  // once ranks disagreed (which leaves the rendezvous usable); what
+  // xal_comm_get_async_error reports.
+  xal_status_t first_error() const;
   // Throws the sticky error, if any, as CollError naming `kind`.
   void throw_if_broken(CollKind kind) const;
 
@@ -133,6 +137,7 @@ class Rendezvous {
   xal_status_t error_ = XAL_SUCCESS;
   std::string error_message_;
   bool mismatch_ = false;
+  xal_status_t first_error_ = XAL_SUCCESS;
   std::string mismatch_message_;
 };
 
