@@ -2,8 +2,21 @@
 #include "error.hpp"
 #include "partition.hpp"
 #include "runtime.hpp"
+#include "stream_failures.hpp"
 
 using namespace xal::core;
+
+namespace {
+
+// After the backend says the stream's work is done: the failure of work the
+// core ran in it (a collective's host step), if any, else XAL_SUCCESS.
+xal_status_t core_work_status(StreamObj* s) {
+  std::string message;
+  const xal_status_t failed = take_stream_failure(s->native, &message);
+  return failed == XAL_SUCCESS ? failed : fail(s->device, failed, message);
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -51,6 +64,7 @@ XAL_API xal_status_t xal_stream_destroy(xal_stream_t stream) {
     }
     if (trace_on()) trace::stream_destroyed(s);
     const xal_status_t st = d->hdr.table->stream_destroy(s->native);
+    forget_stream_failure(s->native);
     destroy_handle(s);
     return st == XAL_SUCCESS ? st : fail_backend(d->backend, d, st);
   });
@@ -62,7 +76,8 @@ XAL_API xal_status_t xal_stream_synchronize(xal_stream_t stream) {
     if (!s) return bad_handle(stream, "stream");
     if (trace_on()) trace::note_stream(s);
     const xal_status_t st = s->hdr.table->stream_synchronize(s->native);
-    return st == XAL_SUCCESS ? st : fail_backend(s->device->backend, s->device, st);
+    if (st != XAL_SUCCESS) return fail_backend(s->device->backend, s->device, st);
+    return core_work_status(s);
   });
 }
 
@@ -71,7 +86,8 @@ XAL_API xal_status_t xal_stream_query(xal_stream_t stream) {
     StreamObj* s = as_stream(stream);
     if (!s) return bad_handle(stream, "stream");
     const xal_status_t st = s->hdr.table->stream_query(s->native);
-    return st >= 0 ? st : fail_backend(s->device->backend, s->device, st);
+    if (st < 0) return fail_backend(s->device->backend, s->device, st);
+    return st == XAL_SUCCESS ? core_work_status(s) : st;
   });
 }
 

@@ -7,6 +7,7 @@
 #include "partition.hpp"
 #include "peer_copy.hpp"
 #include "quota_shared.hpp"
+#include "stream_failures.hpp"
 
 namespace xal::core {
 
@@ -50,6 +51,7 @@ void release_device_objects(DeviceObj* device) noexcept {
     }
     for (StreamObj* s : streams) {
       t->stream_destroy(s->native);
+      forget_stream_failure(s->native);
       destroy_handle(s);
     }
     if (staging) t->stream_destroy(staging);

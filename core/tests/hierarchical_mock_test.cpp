@@ -490,6 +490,29 @@ TEST_F(MixedGroups, ResetAbortsTheDevicesCommunicators) {
   for (xal_comm_t c : {native[0], native[1], fresh[0], fresh[1]}) EXPECT_XAL_OK(xal_comm_destroy(c));
 }
 
+// A collective whose host step fails inside the stream (here: the other
+// rank never calls, and the exchange times out) fails that stream's next
+// synchronize, as a native library's failed collective does, and not only
+// the communicator's async error. Rank 0 is a mock card (host views: one
+// host function), rank 1 a testdev card (staged in chunks).
+class HostStepFailure : public MixedGroups {
+ protected:
+  void only_rank_calls(size_t alone) {
+    ASSERT_NO_FATAL_FAILURE(start(Layout{"", 1, "mt"}, 300));
+    ASSERT_NO_FATAL_FAILURE(fill(64));
+    ASSERT_XAL_OK(xal_allgather(comm[alone], send[alone], recv[alone], 64, XAL_DTYPE_I32,
+                                stream[alone]));
+    EXPECT_XAL_ERROR(xal_stream_synchronize(stream[alone]), XAL_ERROR_TIMEOUT);
+    EXPECT_NE(std::string(last_error().message).find("allgather: timed out"), std::string::npos)
+        << last_error().message;
+    EXPECT_EQ(async_error(alone), XAL_ERROR_TIMEOUT);
+    EXPECT_XAL_OK(xal_stream_synchronize(stream[alone]));  // reported once
+  }
+};
+
+TEST_F(HostStepFailure, OnAHostViewRankReachesTheStream) { only_rank_calls(0); }
+TEST_F(HostStepFailure, OnAStagedRankReachesTheStream) { only_rank_calls(1); }
+
 // The test plugin's rank asks for a different count: the mismatch reaches
 // every rank, and the next call pairs correctly.
 TEST_F(MixedGroups, MismatchAcrossGroups) {
@@ -499,6 +522,15 @@ TEST_F(MixedGroups, MismatchAcrossGroups) {
     return xal_allreduce(comm[r], send[r], recv[r], r == 1 ? 700 : 900, XAL_DTYPE_I32, XAL_OP_SUM, stream[r]);
   });
   each([&](size_t r) { return xal_allreduce(comm[r], send[r], recv[r], 900, XAL_DTYPE_I32, XAL_OP_MAX, stream[r]); });
+  // The first call's mismatch reaches the streams of the ranks whose part
+  // saw it; the second call is unaffected.
+  int mismatched = 0;
+  for (size_t r = 0; r < 3; ++r) {
+    const xal_status_t s = xal_stream_synchronize(stream[r]);
+    EXPECT_TRUE(s == XAL_SUCCESS || s == XAL_ERROR_COLLECTIVE_MISMATCH) << r << ": " << s;
+    mismatched += s == XAL_ERROR_COLLECTIVE_MISMATCH;
+  }
+  EXPECT_GE(mismatched, 1);
   for (size_t r = 0; r < 3; ++r) {
     const auto got = get(r, 900);
     for (size_t i = 0; i < 900; ++i) ASSERT_EQ(got[i], value(2, i)) << r << " " << i;

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "../host_memory.hpp"
+#include "../stream_failures.hpp"
 #include "xal_common/reduce.hpp"
 #include "xal_common/strings.hpp"
 
@@ -42,6 +43,7 @@ struct Call {
   char* out_view = nullptr;
   std::array<void*, HostStep::kSlots> in_buf{}, out_buf{};
   std::chrono::milliseconds wait_limit{0};
+  xal_bstream_t* stream = nullptr;  // the caller's: where a failure is reported
 
   std::mutex mu;
   std::condition_variable cv;
@@ -100,8 +102,11 @@ struct Call {
       ex->rendezvous.run(slot, part);
     } catch (const common::CollError& e) {
       fail(e.status());
+      note_stream_failure(stream, e.status(), e.what());
     } catch (...) {
       fail(XAL_ERROR_INTERNAL);
+      note_stream_failure(stream, XAL_ERROR_INTERNAL,
+                          cat(common::coll_name(desc.kind), ": the host step failed"));
     }
   }
   // Waits until `ready` holds (or the call failed); a wait past the limit
@@ -113,6 +118,9 @@ struct Call {
     cv.notify_all();
     lock.unlock();
     ex->error->record(XAL_ERROR_TIMEOUT);
+    note_stream_failure(stream, XAL_ERROR_TIMEOUT,
+                        cat(common::coll_name(desc.kind), ": timed out after ",
+                            wait_limit.count(), " ms waiting for its staging copies"));
   }
   template <class T>
   void set(T Call::*field, T value) {
@@ -215,6 +223,7 @@ xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slo
   call->plan = plan_chunks(d, n, chunk_bytes_);
   call->es = common::dtype_size(d.dtype);
   call->wait_limit = std::chrono::milliseconds(2 * uint64_t{ex->rendezvous.timeout_ms()} + 1000);
+  call->stream = stream;
   const size_t total_in = common::coll_in_elements(d, slot, n) * call->es;
   const size_t total_out = common::coll_out_elements(d, slot, n) * call->es;
   call->in_view = total_in ? static_cast<char*>(host_view(send, total_in)) : nullptr;
