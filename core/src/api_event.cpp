@@ -48,8 +48,13 @@ XAL_API xal_status_t xal_event_destroy(xal_event_t event) {
       if (d->state->events.erase(e) == 0) return bad_handle(event, "event");
     }
     const xal_status_t st = destroy_native_event(e);
+    if (st != XAL_SUCCESS) {  // the backend keeps it: so does the handle, for a retry
+      std::lock_guard lock(d->state->mu);
+      d->state->events.insert(e);
+      return fail_backend(d->backend, d, st);
+    }
     destroy_handle(e);
-    return st == XAL_SUCCESS ? st : fail_backend(d->backend, d, st);
+    return XAL_SUCCESS;
   });
 }
 

@@ -92,9 +92,15 @@ XAL_API xal_status_t xal_mem_free(xal_device_t device, xal_devptr_t ptr) {
                                     : other));
     }
     const xal_status_t s = d->hdr.table->mem_free(d->native, ptr);
+    if (s != XAL_SUCCESS) {
+      // The backend still holds it: so does xal's record (and its quota), so
+      // the free can be tried again and the metrics match the device.
+      d->state->registry.add(ptr, *size);
+      return fail_backend(d->backend, d, s);
+    }
     quota_release(d, *size);
     note_free(*d->state, *size);
-    return s == XAL_SUCCESS ? s : fail_backend(d->backend, d, s);
+    return XAL_SUCCESS;
   });
 }
 

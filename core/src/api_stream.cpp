@@ -62,11 +62,16 @@ XAL_API xal_status_t xal_stream_destroy(xal_stream_t stream) {
       std::lock_guard lock(d->state->mu);
       if (d->state->streams.erase(s) == 0) return bad_handle(stream, "stream");
     }
-    if (trace_on()) trace::stream_destroyed(s);
     const xal_status_t st = d->hdr.table->stream_destroy(s->native);
+    if (st != XAL_SUCCESS) {  // the backend keeps it: so does the handle, for a retry
+      std::lock_guard lock(d->state->mu);
+      d->state->streams.insert(s);
+      return fail_backend(d->backend, d, st);
+    }
+    if (trace_on()) trace::stream_destroyed(s);
     forget_stream_failure(s->native);
     destroy_handle(s);
-    return st == XAL_SUCCESS ? st : fail_backend(d->backend, d, st);
+    return XAL_SUCCESS;
   });
 }
 

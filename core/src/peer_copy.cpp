@@ -340,8 +340,17 @@ xal_status_t destroy_native_event(EventObj* event) noexcept {
     // A mutex that cannot lock: treat the event as never waited on.
   }
   if (shared && shared.use_count() > 1) return XAL_SUCCESS;  // the last wait destroys it
-  if (shared) shared->native = nullptr;
-  return event->hdr.table->event_destroy(event->native);
+  const xal_status_t s = event->hdr.table->event_destroy(event->native);
+  if (s == XAL_SUCCESS) {
+    if (shared) shared->native = nullptr;  // gone already
+  } else if (shared) {
+    try {
+      std::lock_guard lock(event->device->state->mu);
+      event->shared = std::move(shared);  // still the event's
+    } catch (...) {
+    }
+  }
+  return s;
 }
 
 }  // namespace xal::core

@@ -57,7 +57,8 @@ xal_status_t cross_backend_wait(StreamObj* stream, EventObj* event);
 
 // Destroys the native event behind `event` (whose handle is going away):
 // now, or where cross-backend waits still hold it, when the last of them
-// ends (the backend's status is then not known here: XAL_SUCCESS).
+// ends (the backend's status is then not known here: XAL_SUCCESS). When
+// the backend refuses, the event is left as it was.
 xal_status_t destroy_native_event(EventObj* event) noexcept;
 
 }  // namespace xal::core

@@ -44,26 +44,44 @@ xal_status_t bad_struct(const void* p, size_t struct_size, size_t needed,
                   " bytes of its first version (set it to sizeof)"));
 }
 
+namespace {
+
+// "it lies in an allocation of device N (backend)" when `ptr` is inside a
+// live allocation of another device; empty otherwise.
+std::string owner_elsewhere(const Runtime* rt, const DeviceObj* device, uint64_t ptr) {
+  for (DeviceObj* other : rt->devices) {
+    Registry::Range unused;
+    if (other != device && other->state->registry.contains(ptr, 1, &unused))
+      return cat("it lies in an allocation of device ", other->index, " (",
+                 other->backend->name, "), not of this device");
+  }
+  return {};
+}
+
+// Why [ptr, +bytes) is not inside a live allocation of `device`, given the
+// allocation `near` at or below ptr (size 0: none).
+std::string why_outside(const Runtime* rt, const DeviceObj* device, uint64_t ptr, uint64_t bytes,
+                        const Registry::Range& near) {
+  if (std::string other = owner_elsewhere(rt, device, ptr); !other.empty()) return other;
+  if (near.size == 0) return "no allocation of the device lies at or below it";
+  if (ptr - near.base < near.size)
+    return cat("it runs past the end of the allocation ", hex(near.base), " of ", near.size,
+               " bytes by ", bytes - (near.base + near.size - ptr), " bytes");
+  return cat("it is not inside a live allocation (nearest below: ", hex(near.base), " of ",
+             near.size, " bytes; freed memory or a pointer of another device)");
+}
+
+}  // namespace
+
 xal_status_t check_range(const Runtime* rt, DeviceObj* device, uint64_t ptr,
                          uint64_t bytes, const char* what) {
   if (!rt->validation) return XAL_SUCCESS;
   Registry::Range near;
   if (device->state->registry.contains(ptr, bytes, &near)) return XAL_SUCCESS;
-  std::string where;
-  if (near.size == 0) {
-    where = "no allocation of the device lies at or below it";
-  } else if (ptr - near.base < near.size) {
-    where = cat("it runs past the end of the allocation ", hex(near.base),
-                " of ", near.size, " bytes by ",
-                bytes - (near.base + near.size - ptr), " bytes");
-  } else {
-    where = cat("it is not inside a live allocation (nearest below: ",
-                hex(near.base), " of ", near.size,
-                " bytes; freed memory or a pointer of another device)");
-  }
   return fail(device, XAL_ERROR_OUT_OF_BOUNDS,
               cat(what, " range [", hex(ptr), ", +", bytes, " bytes) on device ",
-                  device->index, " (", device->backend->name, "): ", where));
+                  device->index, " (", device->backend->name, "): ",
+                  why_outside(rt, device, ptr, bytes, near)));
 }
 
 }  // namespace xal::core

@@ -65,9 +65,9 @@ xal_status_t svc_load_backend(const char* name_or_path,
       const std::string reason = b->reason;
       const xal_status_t st = b->status;
       close_backend(*b);
-      return backend_set_error(st, 0, nullptr,
-                               cat("cannot load backend '", name_or_path,
-                                   "': ", reason).c_str());
+      const std::string message = cat("cannot load backend '", name_or_path, "': ", reason);
+      if (out_path && path_capacity) xal::common::copy_string(out_path, path_capacity, message);
+      return backend_set_error(st, 0, nullptr, message.c_str());
     }
     *out_table = b->table.get();
     if (out_path && path_capacity)

@@ -66,6 +66,13 @@ TEST_F(Memory, CopiesOutsideAllocationsAreOutOfBounds) {
   EXPECT_XAL_ERROR(xal_memset(stream0, p + 10, 0, SIZE_MAX - 5), XAL_ERROR_OUT_OF_BOUNDS);
   // Below every allocation.
   EXPECT_XAL_ERROR(xal_memset(stream0, 8, 0, 1), XAL_ERROR_OUT_OF_BOUNDS);
+  // Memory of the other device: the message names its owner.
+  xal_devptr_t q;
+  ASSERT_XAL_OK(xal_mem_alloc(dev1, 64, &q));
+  EXPECT_XAL_ERROR(xal_memcpy_htod(stream0, q, host.data(), 8), XAL_ERROR_OUT_OF_BOUNDS);
+  EXPECT_NE(std::string(last_error().message).find("allocation of device 1"), std::string::npos)
+      << last_error().message;
+  ASSERT_XAL_OK(xal_mem_free(dev1, q));
   // Freed memory.
   ASSERT_XAL_OK(xal_mem_free(dev0, p));
   EXPECT_XAL_ERROR(xal_memcpy_htod(stream0, p, host.data(), 16), XAL_ERROR_OUT_OF_BOUNDS);

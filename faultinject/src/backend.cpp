@@ -145,11 +145,14 @@ xal_status_t FaultBackend::set_up(const char* argument) {
   const xal_status_t ls =
       services->load_backend(target_name.c_str(), &table, path, sizeof path);
   if (ls != XAL_SUCCESS || table == nullptr) {
+    // The core writes its reason into `path`; an older core only sets the
+    // detail, read back through xal_last_error where it can be.
+    path[sizeof path - 1] = '\0';
+    const std::string reason =
+        path[0] != '\0' ? std::string(path)
+                        : load_failure_reason(ls != XAL_SUCCESS ? ls : XAL_ERROR_INTERNAL);
     return refuse_start(XAL_ERROR_BACKEND_UNAVAILABLE,
-                        "fault: target backend '" + target_name +
-                            "' could not be loaded: " +
-                            load_failure_reason(ls != XAL_SUCCESS ? ls
-                                                                  : XAL_ERROR_INTERNAL));
+                        "fault: target backend '" + target_name + "' could not be loaded: " + reason);
   }
   // The same refusal for a path to this plugin (or to a copy of it): its
   // table names it.

@@ -206,6 +206,10 @@ TEST_F(Integration, MissingTargetIsReported) {
                 "fault: target backend 'nosuchbackend' could not be loaded: "),
             std::string::npos)
       << b.reason;
+  // With the core's own reason, not just a status name.
+  EXPECT_NE(std::string(b.reason).find("libxal_backend_nosuchbackend.so not found"),
+            std::string::npos)
+      << b.reason;
   uint32_t n = 9;
   ASSERT_EQ(xal_device_count(&n), XAL_SUCCESS);
   EXPECT_EQ(n, 0u);
@@ -309,6 +313,41 @@ TEST_F(Integration, ErrorCarriesTheVendorCode) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["device"], 1);
   EXPECT_EQ(lines[0]["vendor_name"], "hipErrorOutOfMemory");
+}
+
+// A free the backend refuses leaves the allocation where it was, in xal's
+// records too: the memory is still counted and the free can be retried.
+TEST_F(Integration, FailedFreeKeepsTheAllocation) {
+  init("mem_free=nth(1)BACKEND");
+  xal_devptr_t a = 0;
+  ASSERT_EQ(xal_mem_alloc(dev(0), 256, &a), XAL_SUCCESS);
+  EXPECT_EQ(xal_mem_free(dev(0), a), XAL_ERROR_BACKEND);
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_EQ(xal_device_get_metrics(dev(0), &m), XAL_SUCCESS);
+  EXPECT_EQ(m.xal_alloc_count_current, 1u);
+  EXPECT_EQ(m.xal_alloc_bytes_current, 256u);
+  EXPECT_EQ(xal_mem_free(dev(0), a), XAL_SUCCESS);  // the retry frees it
+  ASSERT_EQ(xal_device_get_metrics(dev(0), &m), XAL_SUCCESS);
+  EXPECT_EQ(m.xal_alloc_count_current, 0u);
+  EXPECT_EQ(xal_mem_free(dev(0), a), XAL_ERROR_INVALID_ARGUMENT);  // and only once
+}
+
+// The same for a stream and an event whose destroy the backend refuses:
+// the handle stays valid, and destroying it again works.
+TEST_F(Integration, FailedDestroyKeepsTheHandle) {
+  init("stream_destroy=nth(1)BACKEND;event_destroy=nth(1)BACKEND");
+  xal_stream_t s = nullptr;
+  xal_event_t e = nullptr;
+  ASSERT_EQ(xal_stream_create(dev(0), 0, &s), XAL_SUCCESS);
+  ASSERT_EQ(xal_event_create(dev(0), 0, &e), XAL_SUCCESS);
+  EXPECT_EQ(xal_stream_destroy(s), XAL_ERROR_BACKEND);
+  EXPECT_EQ(xal_event_destroy(e), XAL_ERROR_BACKEND);
+  EXPECT_EQ(xal_event_record(e, s), XAL_SUCCESS);
+  EXPECT_EQ(xal_stream_synchronize(s), XAL_SUCCESS);
+  EXPECT_EQ(xal_event_destroy(e), XAL_SUCCESS);
+  EXPECT_EQ(xal_stream_destroy(s), XAL_SUCCESS);
+  EXPECT_EQ(xal_stream_query(s), XAL_ERROR_INVALID_HANDLE);
 }
 
 TEST_F(Integration, StickyErrorHealthAndReset) {

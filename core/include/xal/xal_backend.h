@@ -65,7 +65,9 @@ typedef struct xal_backend_services_t {
   /* Loads another backend by name or path for a wrapper (the fault
    * backend): returns its table, which the wrapper then init()s itself.
    * The core keeps the plugin loaded until shutdown. On failure returns an
-   * error and sets the detail (dlerror text, ABI mismatch). */
+   * error and sets the detail (dlerror text, ABI mismatch), which it also
+   * writes to `out_path` when given (the caller cannot read the detail of
+   * the call in progress). */
   xal_status_t (*load_backend)(const char* name_or_path,
                                const xal_backend_table_t** out_table,
                                char* out_path, size_t path_capacity);
