@@ -131,6 +131,11 @@ std::string kernel_names() {
 }
 
 Module::Module(Device& device, std::string_view image) : device_(device) {
+  if (const size_t nul = image.find('\0'); nul != std::string_view::npos)
+    throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                "module image byte " + std::to_string(nul) +
+                    " is NUL: the mock's images are text, one built-in kernel name per line (" +
+                    kernel_names() + ")");
   size_t line_no = 0;
   for (const std::string& raw : common::split(image, "\n", true)) {
     ++line_no;

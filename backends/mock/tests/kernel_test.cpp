@@ -130,6 +130,13 @@ TEST(Kernel, LoadErrors) {
   EXPECT_NE(test::last_error().message.find("warp_shuffle"), std::string::npos);
   EXPECT_EQ(table().module_load(d, XAL_MODULE_FORMAT_NATIVE, "\n # nothing\n", 12, &m),
             XAL_ERROR_INVALID_ARGUMENT);
+  // A binary image: said whole, not cut at its first NUL.
+  EXPECT_EQ(table().module_load(d, XAL_MODULE_FORMAT_NATIVE, "fill\0u32", 8, &m),
+            XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(test::last_error().message.find("byte 4 is NUL"), std::string::npos)
+      << test::last_error().message;
+  EXPECT_NE(test::last_error().message.find("one built-in kernel name per line"), std::string::npos)
+      << test::last_error().message;
   EXPECT_EQ(table().module_load(d, XAL_MODULE_FORMAT_NATIVE, nullptr, 4, &m),
             XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(table().module_load(d, XAL_MODULE_FORMAT_NATIVE, "fill_u32", 0, &m),

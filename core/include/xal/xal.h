@@ -514,7 +514,9 @@ typedef struct xal_launch_config_t {
   const size_t* arg_sizes;
 } xal_launch_config_t;
 
-/* `args[i]` points to the value of argument i, as cuLaunchKernel. */
+/* `args[i]` points to the value of argument i, as cuLaunchKernel. xal
+ * checks the handles and the configuration; like the vendors' launches, it
+ * does not check the device memory the kernel's arguments point to. */
 XAL_API xal_status_t xal_kernel_launch(xal_stream_t stream, xal_kernel_t kernel,
                                        const xal_launch_config_t* config,
                                        void** args, size_t arg_count);
