@@ -84,12 +84,15 @@ XAL_API xal_status_t xal_mem_free(xal_device_t device, xal_devptr_t ptr) {
       for (DeviceObj* o : rt->devices)
         if (o != d && o->state->registry.find(ptr))
           other = cat(" (it is an allocation of device ", o->index, ")");
+      if (other.empty())
+        other = d->state->resets.load() == 0
+                    ? " (already freed, never allocated, or not the start of "
+                      "an allocation)"
+                    : " (already freed, never allocated, not the start of an "
+                      "allocation, or released by xal_device_reset)";
       return fail(d, XAL_ERROR_INVALID_ARGUMENT,
-                  cat("pointer ", hex(ptr),
-                      " is not a live allocation of device ", d->index,
-                      other.empty() ? " (already freed, never allocated, or "
-                                      "not the start of an allocation)"
-                                    : other));
+                  cat("pointer ", hex(ptr), " is not a live allocation of device ",
+                      d->index, other));
     }
     const xal_status_t s = d->hdr.table->mem_free(d->native, ptr);
     if (s != XAL_SUCCESS) {

@@ -71,6 +71,9 @@ struct DeviceState {
   std::shared_ptr<PartitionInfo> partition;
   ComputeShare* share = nullptr;  // owned by `partition`
   std::atomic<bool> partitioned{false};
+  // How often xal_device_reset (of the device or of its card) released its
+  // allocations, streams and events; named in the errors of stale pointers.
+  std::atomic<uint32_t> resets{0};
 };
 
 }  // namespace xal::core

@@ -62,6 +62,7 @@ void release_device_objects(DeviceObj* device) noexcept {
     shared_quota_reset(device);
     st.counters.alloc_bytes_current.store(0);
     st.counters.alloc_count_current.store(0);
+    st.resets.fetch_add(1);
   } catch (...) {
   }
   clear_pending();

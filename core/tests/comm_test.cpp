@@ -166,23 +166,12 @@ namespace {
 // Two ranks on the core's hierarchical path, which keeps a group's
 // collectives until xal_group_end (XAL_TESTDEV_ASYNC: the testdev streams
 // run their work on a thread of their own).
-class GroupedComm : public Xal {
+class GroupedComm : public Comm {
  protected:
-  void SetUp() override {
-    Xal::SetUp();
-    ASSERT_XAL_OK(xal_stream_create(dev1, 0, &stream1));
-    xal_device_t devs[] = {dev0, dev1};
-    ASSERT_XAL_OK(xal_comm_create(devs, 2, nullptr, comms));
-    for (int r = 0; r < 2; ++r) ASSERT_XAL_OK(xal_mem_alloc(r ? dev1 : dev0, 64, &buf[r]));
-  }
   xal_status_t allreduce(int r) {
-    return xal_allreduce(comms[r], buf[r], buf[r], 16, XAL_DTYPE_F32, XAL_OP_SUM,
-                         r ? stream1 : stream0);
+    return xal_allreduce(comms[r], send[r], send[r], 16, XAL_DTYPE_F32, XAL_OP_SUM, stream(r));
   }
   ScopedEnv path_{"XAL_COMM_FORCE_PATH", "hierarchical"};
-  xal_stream_t stream1 = nullptr;
-  xal_comm_t comms[2] = {};
-  xal_devptr_t buf[2] = {};
 };
 
 }  // namespace

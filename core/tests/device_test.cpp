@@ -1,5 +1,6 @@
 // Devices: listing, properties, synchronize, reset, health, bad input.
 #include <cstring>
+#include <string>
 
 #include "test_util.hpp"
 
@@ -76,6 +77,11 @@ TEST_F(Device, SynchronizeResetHealth) {
   ASSERT_XAL_OK(xal_device_synchronize(dev0));
   xal_devptr_t p;
   ASSERT_XAL_OK(xal_mem_alloc(dev0, 1024, &p));
+  ASSERT_XAL_OK(xal_mem_free(dev0, p));
+  EXPECT_XAL_ERROR(xal_mem_free(dev0, p), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(last_error().message).find("xal_device_reset"), std::string::npos)
+      << last_error().message;  // never reset: no reset to name
+  ASSERT_XAL_OK(xal_mem_alloc(dev0, 1024, &p));
   xal_event_t e;
   ASSERT_XAL_OK(xal_event_create(dev0, 0, &e));
   ASSERT_XAL_OK(xal_device_reset(dev0));
@@ -83,6 +89,9 @@ TEST_F(Device, SynchronizeResetHealth) {
   EXPECT_XAL_ERROR(xal_stream_query(stream0), XAL_ERROR_INVALID_HANDLE);
   EXPECT_XAL_ERROR(xal_event_query(e), XAL_ERROR_INVALID_HANDLE);
   EXPECT_XAL_ERROR(xal_mem_free(dev0, p), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("released by xal_device_reset"),
+            std::string::npos)
+      << last_error().message;
   // The device itself still works.
   ASSERT_XAL_OK(xal_mem_alloc(dev0, 1024, &p));
   ASSERT_XAL_OK(xal_mem_free(dev0, p));

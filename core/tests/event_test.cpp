@@ -68,19 +68,29 @@ TEST_F(Event, WaitAcrossDevicesOfOneBackend) {
   ASSERT_XAL_OK(xal_stream_destroy(s1));
 }
 
-TEST(EventCrossBackend, WaitOnAnEventOfAnotherBackend) {
-  ScopedEnv a("XAL_TESTDEV_ASYNC", "1");
-  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
-  xal_device_t d0, d2;
-  ASSERT_XAL_OK(xal_device_get(0, &d0));
-  ASSERT_XAL_OK(xal_device_get(2, &d2));
-  xal_stream_t s0, s2;
-  ASSERT_XAL_OK(xal_stream_create(d0, 0, &s0));
-  ASSERT_XAL_OK(xal_stream_create(d2, 0, &s2));
+// Two asynchronous test backends: device 0 is testdev's, device 2
+// testdev2's; open(n) gives each a stream and `n` bytes.
+class EventCrossBackend : public ::testing::Test {
+ protected:
+  void open(size_t n) {
+    ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+    ASSERT_XAL_OK(xal_device_get(0, &d0));
+    ASSERT_XAL_OK(xal_device_get(2, &d2));
+    ASSERT_XAL_OK(xal_stream_create(d0, 0, &s0));
+    ASSERT_XAL_OK(xal_stream_create(d2, 0, &s2));
+    ASSERT_XAL_OK(xal_mem_alloc(d0, n, &a0));
+    ASSERT_XAL_OK(xal_mem_alloc(d2, n, &a2));
+  }
+
+  ScopedEnv async_{"XAL_TESTDEV_ASYNC", "1"};
+  xal_device_t d0 = nullptr, d2 = nullptr;
+  xal_stream_t s0 = nullptr, s2 = nullptr;
+  xal_devptr_t a0 = 0, a2 = 0;
+};
+
+TEST_F(EventCrossBackend, WaitOnAnEventOfAnotherBackend) {
   const size_t n = 4 << 20;
-  xal_devptr_t a0, a2;
-  ASSERT_XAL_OK(xal_mem_alloc(d0, n, &a0));
-  ASSERT_XAL_OK(xal_mem_alloc(d2, n, &a2));
+  ASSERT_NO_FATAL_FAILURE(open(n));
   xal_event_t e;
   ASSERT_XAL_OK(xal_event_create(d0, 0, &e));
   // Producer on testdev, consumer on testdev2 waits for it, then copies.
@@ -98,19 +108,9 @@ TEST(EventCrossBackend, WaitOnAnEventOfAnotherBackend) {
 // An event destroyed while another backend's stream still has a wait on it
 // queued (the core's host function waits for it): the wait still works and
 // nothing uses the destroyed event's memory (checked under ASan).
-TEST(EventCrossBackend, DestroyedWhileAStreamOfTheOtherWaitsOnIt) {
-  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
-  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
-  xal_device_t d0, d2;
-  ASSERT_XAL_OK(xal_device_get(0, &d0));
-  ASSERT_XAL_OK(xal_device_get(2, &d2));
-  xal_stream_t s0, s2;
-  ASSERT_XAL_OK(xal_stream_create(d0, 0, &s0));
-  ASSERT_XAL_OK(xal_stream_create(d2, 0, &s2));
+TEST_F(EventCrossBackend, DestroyedWhileAStreamOfTheOtherWaitsOnIt) {
   const size_t n = 64 << 20;
-  xal_devptr_t a0, a2;
-  ASSERT_XAL_OK(xal_mem_alloc(d0, n, &a0));
-  ASSERT_XAL_OK(xal_mem_alloc(d2, n, &a2));
+  ASSERT_NO_FATAL_FAILURE(open(n));
   // s2 is busy when the wait is queued, so the wait runs after the destroy.
   for (int i = 0; i < 4; ++i) ASSERT_XAL_OK(xal_memset(s2, a2, static_cast<uint8_t>(i), n));
   xal_event_t e;

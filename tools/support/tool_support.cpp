@@ -21,6 +21,21 @@ void add_version_flag(CLI::App& app, const std::string& tool) {
                            "." + std::to_string(XAL_ABI_VERSION_MINOR));
 }
 
+void read_memory(xal_device_t device, MemoryReading& out) {
+  uint64_t free_bytes = 0;
+  uint64_t total_bytes = 0;
+  const xal_status_t mem = xal_mem_get_info(device, &free_bytes, &total_bytes);
+  if (mem == XAL_SUCCESS) {
+    out.mem_free = free_bytes;
+    out.mem_total = total_bytes;
+  } else {
+    out.mem_error = last_error_text(mem);
+  }
+  if (xal_device_get_compute_share(device, &out.compute_percent) != XAL_SUCCESS) {
+    out.compute_percent = 100;
+  }
+}
+
 Session::Session(const std::string& tool, const BackendOptions& opt,
                  std::ostream& err) {
   xal_init_options_t init{};

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -63,6 +64,22 @@ std::string last_error_text(xal_status_t status);
 // Throws std::runtime_error "<what> failed: <last_error_text>" unless
 // `status` is XAL_SUCCESS.
 void check(xal_status_t status, const std::string& what);
+
+// A device's memory and compute share, as xal-info and xal-smi show them.
+struct MemoryReading {
+  // xal_mem_get_info; nullopt when the call failed (the reason in
+  // mem_error).
+  std::optional<uint64_t> mem_free;
+  std::optional<uint64_t> mem_total;
+  std::string mem_error;
+  // xal_device_get_compute_share: a partition's share, 100 for a card (and
+  // when the call fails).
+  uint32_t compute_percent = 100;
+};
+
+// Reads `device`'s memory and compute share into `out`; a failing call is
+// recorded there, never thrown. Thread-safe as the calls it makes.
+void read_memory(xal_device_t device, MemoryReading& out);
 
 // "LOADED", "UNAVAILABLE", "FAILED" (or "UNKNOWN").
 const char* backend_state_name(uint32_t state);

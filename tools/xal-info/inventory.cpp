@@ -29,18 +29,7 @@ DeviceRecord read_device(uint32_t index) {
     record.error = "xal_device_get_properties failed: " + last_error_text(props);
     return record;
   }
-  uint64_t free_bytes = 0;
-  uint64_t total_bytes = 0;
-  const xal_status_t mem = xal_mem_get_info(device, &free_bytes, &total_bytes);
-  if (mem == XAL_SUCCESS) {
-    record.mem_free = free_bytes;
-    record.mem_total = total_bytes;
-  } else {
-    record.mem_error = last_error_text(mem);
-  }
-  if (xal_device_get_compute_share(device, &record.compute_percent) != XAL_SUCCESS) {
-    record.compute_percent = 100;
-  }
+  tools::read_memory(device, record);
   return record;
 }
 

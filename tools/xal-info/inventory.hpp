@@ -16,17 +16,13 @@ struct BackendRecord {
   xal_backend_info_t info{};
 };
 
-struct DeviceRecord {
+// With its memory and compute share (tools::MemoryReading).
+struct DeviceRecord : tools::MemoryReading {
   uint32_t index = 0;  // global index
   // Why the device could not be read (xal_device_get or its properties
   // failed); "" when `props` hold its properties.
   std::string error;
   xal_device_properties_t props{};
-  // xal_mem_get_info; empty when the call failed (error kept in mem_error).
-  std::optional<uint64_t> mem_free;
-  std::optional<uint64_t> mem_total;
-  std::string mem_error;
-  uint32_t compute_percent = 100;  // xal_device_get_compute_share
 };
 
 struct Inventory {

@@ -97,18 +97,7 @@ DeviceSnapshot read_device(uint32_t index) {
     d.health_error = last_error_text(hs);
   }
 
-  uint64_t free_bytes = 0;
-  uint64_t total_bytes = 0;
-  const xal_status_t mem = xal_mem_get_info(device, &free_bytes, &total_bytes);
-  if (mem == XAL_SUCCESS) {
-    d.mem_free = free_bytes;
-    d.mem_total = total_bytes;
-  } else {
-    d.mem_error = last_error_text(mem);
-  }
-  if (xal_device_get_compute_share(device, &d.compute_percent) != XAL_SUCCESS) {
-    d.compute_percent = 100;
-  }
+  tools::read_memory(device, d);
   d.processes = job_processes(device);
   return d;
 }

@@ -14,7 +14,8 @@
 
 namespace xal::telemetry {
 
-struct DeviceSnapshot {
+// With its memory and compute share (tools::MemoryReading).
+struct DeviceSnapshot : tools::MemoryReading {
   uint32_t index = 0;
   // Why the device could not be read (xal_device_get or its properties
   // failed; the other readings are still tried); "" when `props` hold its
@@ -27,12 +28,6 @@ struct DeviceSnapshot {
   // xal_device_get_health; nullopt when the call failed.
   std::optional<xal_device_health_t> health;
   std::string health_error;
-  // xal_mem_get_info; nullopt when the call failed.
-  std::optional<uint64_t> mem_free;
-  std::optional<uint64_t> mem_total;
-  std::string mem_error;
-  // xal_device_get_compute_share: a partition's share, 100 for a card.
-  uint32_t compute_percent = 100;
   // xal_device_get_job_processes with the process names (/proc/PID/comm);
   // nullopt when the shared quota ledger is off for the device.
   struct JobProcess {

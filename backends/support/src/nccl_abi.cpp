@@ -44,6 +44,19 @@ constexpr std::array<ResultRow, 8> kResults{{
     {XAL_NOT_READY, "ncclInProgress"},
 }};
 
+// Looks `value` up in element `From` (0 or 1) of `table`'s pairs and writes
+// the other element of the first match to `out`; false when none matches.
+template <size_t From, typename Table, typename Key, typename Out>
+bool translate(const Table& table, Key value, Out* out) {
+  for (const auto& row : table) {
+    if (std::get<From>(row) == value) {
+      *out = std::get<1 - From>(row);
+      return true;
+    }
+  }
+  return false;
+}
+
 bool known(int result) { return result >= 0 && result < static_cast<int>(kResults.size()); }
 
 }  // namespace
@@ -56,44 +69,12 @@ const char* result_name(int result) {
   return known(result) ? kResults[static_cast<size_t>(result)].name : "ncclUnknownResult";
 }
 
-bool to_nccl(xal_dtype_t dtype, int* out) {
-  for (const auto& [xal, nccl] : kTypes) {
-    if (xal == dtype) {
-      *out = nccl;
-      return true;
-    }
-  }
-  return false;
-}
+bool to_nccl(xal_dtype_t dtype, int* out) { return translate<0>(kTypes, dtype, out); }
 
-bool to_nccl(xal_op_t op, int* out) {
-  for (const auto& [xal, nccl] : kOps) {
-    if (xal == op) {
-      *out = nccl;
-      return true;
-    }
-  }
-  return false;
-}
+bool to_nccl(xal_op_t op, int* out) { return translate<0>(kOps, op, out); }
 
-bool from_nccl_dtype(int type, xal_dtype_t* out) {
-  for (const auto& [xal, nccl] : kTypes) {
-    if (nccl == type) {
-      *out = xal;
-      return true;
-    }
-  }
-  return false;
-}
+bool from_nccl_dtype(int type, xal_dtype_t* out) { return translate<1>(kTypes, type, out); }
 
-bool from_nccl_op(int op, xal_op_t* out) {
-  for (const auto& [xal, nccl] : kOps) {
-    if (nccl == op) {
-      *out = xal;
-      return true;
-    }
-  }
-  return false;
-}
+bool from_nccl_op(int op, xal_op_t* out) { return translate<1>(kOps, op, out); }
 
 }  // namespace xal::support::nccl_abi
