@@ -60,14 +60,15 @@ xal_status_t event_destroy(xal_bevent_t* event) {
     if (it == device->events.end()) {
       return backend->error(XAL_ERROR_INVALID_HANDLE, "cuda: unknown event");
     }
-    CUresult r = CUDA_SUCCESS;
+    // An error keeps the event, for a retry (xal_backend.h, Releases).
     if (event->generation == device->generation.load() &&
         !device->unhealthy.load()) {
-      r = device->make_current();
+      CUresult r = device->make_current();
       if (r == CUDA_SUCCESS) r = backend->driver.cuEventDestroy(event->event);
+      if (r != CUDA_SUCCESS) return result(device, r, "cuEventDestroy");
     }
     device->events.erase(it);
-    return result(device, r, "cuEventDestroy");
+    return XAL_SUCCESS;
   });
 }
 

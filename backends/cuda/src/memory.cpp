@@ -87,8 +87,13 @@ xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
     if (device->unhealthy.load()) return XAL_SUCCESS;
     CUresult r = device->make_current();
     if (r == CUDA_SUCCESS) r = backend->driver.cuMemFree(ptr);
-    return r == CUDA_SUCCESS ? XAL_SUCCESS
-                             : backend->fail(r, "cuMemFree", device);
+    if (r == CUDA_SUCCESS) return XAL_SUCCESS;
+    // Not freed: the record stays for a retry (xal_backend.h, Releases),
+    // which a sticky error turns into a success (the context is gone).
+    const xal_status_t failed = backend->fail(r, "cuMemFree", device);
+    std::lock_guard<std::mutex> lock(device->objects_mutex);
+    device->allocations.emplace(static_cast<CUdeviceptr>(ptr), generation);
+    return failed;
   });
 }
 

@@ -91,18 +91,19 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
     if (it == device->streams.end()) {
       return backend->error(XAL_ERROR_INVALID_HANDLE, "cuda: unknown stream");
     }
-    CUresult r = CUDA_SUCCESS;
+    // An error keeps the stream, for a retry (xal_backend.h, Releases); a
+    // retry after a sticky error finds the device unhealthy and releases it.
     const bool live = stream->generation == device->generation.load() &&
                       !device->unhealthy.load();
     if (live) {
-      r = device->make_current();
+      CUresult r = device->make_current();
       if (r == CUDA_SUCCESS) r = backend->driver.cuStreamSynchronize(stream->stream);
-      const CUresult destroyed = backend->driver.cuStreamDestroy(stream->stream);
-      if (r == CUDA_SUCCESS) r = destroyed;
+      if (r != CUDA_SUCCESS) return backend->fail(r, "cuStreamSynchronize", device);
+      r = backend->driver.cuStreamDestroy(stream->stream);
+      if (r != CUDA_SUCCESS) return backend->fail(r, "cuStreamDestroy", device);
     }
     device->streams.erase(it);
-    return r == CUDA_SUCCESS ? XAL_SUCCESS
-                             : backend->fail(r, "cuStreamDestroy", device);
+    return XAL_SUCCESS;
   });
 }
 

@@ -136,6 +136,40 @@ TEST_F(CudaSimXal, StickyErrorUntilDeviceReset) {
   EXPECT_EQ(xal_mem_free(devices_[0], p), XAL_SUCCESS);
 }
 
+// A release that the driver refuses keeps xal's handle (or allocation) and
+// the plugin's object, so that it can be retried: the retry succeeds, after
+// a sticky error too (the context is gone, and the object with it), and the
+// reset afterwards does not touch a released object (checked under ASan).
+TEST_F(CudaSimXal, RefusedReleaseCanBeRetried) {
+  xal_stream_t s = nullptr;
+  xal_event_t e = nullptr;
+  xal_devptr_t p = 0;
+  xal_devptr_t q = 0;
+  ASSERT_EQ(xal_stream_create(devices_[0], 0, &s), XAL_SUCCESS);
+  ASSERT_EQ(xal_event_create(devices_[1], 0, &e), XAL_SUCCESS);
+  ASSERT_EQ(xal_mem_alloc(devices_[1], 4096, &p), XAL_SUCCESS);
+  ASSERT_EQ(xal_mem_alloc(devices_[1], 4096, &q), XAL_SUCCESS);
+
+  setenv("XALSIM_CUDA_FAIL", "cuEventDestroy=1@1;cuMemFree=2@1", 1);
+  EXPECT_EQ(xal_event_destroy(e), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().vendor_code, 1);
+  EXPECT_EQ(xal_mem_free(devices_[1], p), XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(xal_event_destroy(e), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(xal_mem_free(devices_[1], p), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(xal_mem_free(devices_[1], p), XAL_ERROR_INVALID_ARGUMENT);
+
+  // The stream's synchronize finds a sticky error: the destroy reports it,
+  // and the retry releases the stream of the lost context.
+  setenv("XALSIM_CUDA_FAIL", "cuStreamSynchronize=700@1", 1);
+  EXPECT_EQ(xal_stream_destroy(s), XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(last_error().vendor_code, 700);
+  unsetenv("XALSIM_CUDA_FAIL");
+  EXPECT_EQ(xal_stream_destroy(s), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(xal_stream_destroy(s), XAL_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(xal_device_reset(devices_[0]), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(xal_mem_free(devices_[1], q), XAL_SUCCESS) << last_error().message;
+}
+
 // With NCCL (cuda_simulation_xal_nccl_test: the simulated NCCL): a reset
 // aborts the device's NCCL communicator first (ncclCommAbort while its
 // context exists), so that it refuses work afterwards and its destroy does

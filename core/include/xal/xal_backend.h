@@ -21,6 +21,14 @@
  * should call services->set_error() with the vendor's code and a message.
  * An entry never throws and never aborts.
  *
+ * Releases: mem_free, stream_destroy and event_destroy that return an error
+ * have NOT released the object: the core keeps its handle (or allocation
+ * record) so that the caller can retry, and calls the entry again at
+ * xal_device_reset and xal_shutdown. A backend that released the object
+ * (say, after a sticky error took the context) returns XAL_SUCCESS, never
+ * an error. module_unload, host_free and comm_destroy release the object
+ * whatever they return; their error is only reported.
+ *
  * Threads: every entry may be called from any thread, concurrently, except
  * init/shutdown which the core serialises.
  *
