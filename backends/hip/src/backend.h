@@ -1,6 +1,7 @@
 // The HIP backend's objects behind the plugin ABI's opaque handles.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -47,7 +48,7 @@ struct xal_bevent_s {
   hipEvent_t handle = nullptr;
   uint64_t generation = 0;
   bool timing = true;
-  bool recorded = false;
+  std::atomic<bool> recorded{false};  // set by event_record, read by any thread
 };
 
 struct xal_bkernel_s {

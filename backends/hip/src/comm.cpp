@@ -135,6 +135,8 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
   });
 }
 
+// Releases the communicator whatever ncclCommDestroy says: the core drops
+// its handle after comm_destroy in any case (it never retries one).
 xal_status_t comm_destroy(xal_bcomm_t* comm) {
   return guarded("hip comm_destroy", [&]() -> xal_status_t {
     std::unique_ptr<xal_bcomm_s> owned;

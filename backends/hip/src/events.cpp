@@ -1,6 +1,7 @@
 // Events: hipEvent_t with timing unless XAL_EVENT_DISABLE_TIMING.
 #include "entries.h"
 #include "errors.h"
+#include "release.h"
 
 namespace xal::hip {
 namespace {
@@ -37,19 +38,18 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
 xal_status_t event_destroy(xal_bevent_t* event) {
   return guarded("hip event_destroy", [&]() -> xal_status_t {
     xal_bdevice_s* device = event->device;
-    std::unique_ptr<xal_bevent_s> owned;
-    {
-      std::lock_guard lock(device->mutex);
-      owned = support::take(device->events, event);
-      if (owned == nullptr) {
-        return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
-                      "not a live HIP event");
-      }
-      if (owned->generation != device->generation) return XAL_SUCCESS;
-    }
-    (void)select_device(device->backend->api(), device->ordinal);
-    return check(device, device->backend->api().hipEventDestroy(owned->handle),
-                 "hipEventDestroy");
+    return release_object(
+        device, device->events, event, "HIP event",
+        [device](const xal_bevent_s& owned) -> xal_status_t {
+          const HipApi& api = device->backend->api();
+          if (xal_status_t s = check(device, select_device(api, device->ordinal),
+                                     "hipSetDevice");
+              s != XAL_SUCCESS) {
+            return s;
+          }
+          return check(device, api.hipEventDestroy(owned.handle),
+                       "hipEventDestroy");
+        });
   });
 }
 

@@ -32,24 +32,37 @@ xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
   });
 }
 
+// The record leaves the device before hipFree (so that an address the
+// runtime hands out again is not confused with it) and goes back when
+// hipFree fails, as the core keeps its own record for a retry.
 xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
   return guarded("hip mem_free", [&]() -> xal_status_t {
+    decltype(device->allocations)::node_type record;
     {
       std::lock_guard lock(device->mutex);
-      auto found = device->allocations.find(ptr);
-      if (found == device->allocations.end()) {
+      record = device->allocations.extract(ptr);
+      if (record.empty()) {
         return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                       "mem_free: not an allocation of HIP device " +
                           std::to_string(device->ordinal));
       }
-      const bool live = found->second == device->generation;
-      device->allocations.erase(found);
-      if (!live) return XAL_SUCCESS;  // a device reset released it already
+      // A device reset released it already; after a sticky error the
+      // memory goes with the device (hipDeviceReset releases it).
+      if (record.mapped() != device->generation || !device->sticky.healthy()) {
+        return XAL_SUCCESS;
+      }
     }
-    if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
-    return check(device,
-                 device->backend->api().hipFree(reinterpret_cast<void*>(ptr)),
-                 "hipFree");
+    xal_status_t s = enter(device);
+    if (s == XAL_SUCCESS) {
+      s = check(device,
+                device->backend->api().hipFree(reinterpret_cast<void*>(ptr)),
+                "hipFree");
+    }
+    if (s != XAL_SUCCESS) {
+      std::lock_guard lock(device->mutex);
+      device->allocations.insert(std::move(record));  // a node: no allocation
+    }
+    return s;
   });
 }
 

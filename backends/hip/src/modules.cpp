@@ -1,6 +1,7 @@
 // Code objects (HSACO) through hipModuleLoadData and kernel launches.
 #include "entries.h"
 #include "errors.h"
+#include "release.h"
 
 namespace xal::hip {
 
@@ -41,19 +42,18 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
 xal_status_t module_unload(xal_bmodule_t* module) {
   return guarded("hip module_unload", [&]() -> xal_status_t {
     xal_bdevice_s* device = module->device;
-    std::unique_ptr<xal_bmodule_s> owned;
-    {
-      std::lock_guard lock(device->mutex);
-      owned = support::take(device->modules, module);
-      if (owned == nullptr) {
-        return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
-                      "not a live HIP module");
-      }
-      if (owned->generation != device->generation) return XAL_SUCCESS;
-    }
-    (void)select_device(device->backend->api(), device->ordinal);
-    return check(device, device->backend->api().hipModuleUnload(owned->handle),
-                 "hipModuleUnload");
+    return release_object(
+        device, device->modules, module, "HIP module",
+        [device](const xal_bmodule_s& owned) -> xal_status_t {
+          const HipApi& api = device->backend->api();
+          if (xal_status_t s = check(device, select_device(api, device->ordinal),
+                                     "hipSetDevice");
+              s != XAL_SUCCESS) {
+            return s;
+          }
+          return check(device, api.hipModuleUnload(owned.handle),
+                       "hipModuleUnload");
+        });
   });
 }
 

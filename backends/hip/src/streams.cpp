@@ -1,6 +1,7 @@
 // Streams: hipStream_t, in order, one per xal stream.
 #include "entries.h"
 #include "errors.h"
+#include "release.h"
 
 namespace xal::hip {
 
@@ -30,26 +31,24 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
 xal_status_t stream_destroy(xal_bstream_t* stream) {
   return guarded("hip stream_destroy", [&]() -> xal_status_t {
     xal_bdevice_s* device = stream->device;
-    std::unique_ptr<xal_bstream_s> owned;
-    bool live = false;
-    {
-      std::lock_guard lock(device->mutex);
-      owned = support::take(device->streams, stream);
-      if (owned == nullptr) {
-        return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
-                      "not a live HIP stream");
-      }
-      live = owned->generation == device->generation;
-    }
-    if (!live) return XAL_SUCCESS;  // a device reset destroyed it already
-    const HipApi& api = device->backend->api();
-    (void)select_device(api, device->ordinal);
-    // Work still queued finishes first, as xal_stream_destroy promises.
-    xal_status_t sync = check(device, api.hipStreamSynchronize(owned->handle),
-                              "hipStreamSynchronize");
-    xal_status_t destroyed = check(device, api.hipStreamDestroy(owned->handle),
-                                   "hipStreamDestroy");
-    return sync != XAL_SUCCESS ? sync : destroyed;
+    return release_object(
+        device, device->streams, stream, "HIP stream",
+        [device](const xal_bstream_s& owned) -> xal_status_t {
+          const HipApi& api = device->backend->api();
+          if (xal_status_t s = check(device, select_device(api, device->ordinal),
+                                     "hipSetDevice");
+              s != XAL_SUCCESS) {
+            return s;
+          }
+          // Work still queued finishes first, as xal_stream_destroy promises.
+          if (xal_status_t s = check(device, api.hipStreamSynchronize(owned.handle),
+                                     "hipStreamSynchronize");
+              s != XAL_SUCCESS) {
+            return s;
+          }
+          return check(device, api.hipStreamDestroy(owned.handle),
+                       "hipStreamDestroy");
+        });
   });
 }
 

@@ -128,6 +128,65 @@ TEST_F(HipErrors, KernelFaultIsSticky) {
   EXPECT_EQ(table_->device_synchronize(dev0_), XAL_SUCCESS);
 }
 
+// On a device with a sticky error the memory goes with the device: freeing
+// succeeds at once (the core then drops its record), and the reset that
+// follows leaves nothing to free twice.
+TEST_F(HipErrors, FreeOnAFaultedDeviceSucceeds) {
+  xal_devptr_t ptr = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 256, &ptr), XAL_SUCCESS);
+  setenv("XALSIM_HIP_FAIL", "hipStreamSynchronize=700@1", 1);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_ERROR_DEVICE_LOST);
+  unsetenv("XALSIM_HIP_FAIL");
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_ERROR_INVALID_ARGUMENT);
+}
+
+// A hipFree that fails keeps the allocation: the core keeps its record and
+// the free can be tried again.
+TEST_F(HipErrors, FailedFreeKeepsTheAllocationForARetry) {
+  xal_devptr_t ptr = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 256, &ptr), XAL_SUCCESS);
+  setenv("XALSIM_HIP_FAIL", "hipFree=1@1", 1);
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().vendor_name, "hipErrorInvalidValue");
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_SUCCESS) << last_error().message;
+  unsetenv("XALSIM_HIP_FAIL");
+  EXPECT_EQ(table_->mem_free(dev0_, ptr), XAL_ERROR_INVALID_ARGUMENT);
+}
+
+// A stream, event or module whose destroy fails stays live (the core keeps
+// its handle): the retry releases it. On a device with a sticky error,
+// destroying needs no HIP call and succeeds.
+TEST_F(HipErrors, FailedDestroyKeepsTheObjectForARetry) {
+  const std::string image = "XALSIM-HSACO\nfill_u32\n";
+  xal_bmodule_t* module = nullptr;
+  ASSERT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_HSACO, image.c_str(),
+                                image.size() + 1, &module),
+            XAL_SUCCESS);
+  xal_bevent_t* event = nullptr;
+  ASSERT_EQ(table_->event_create(dev0_, 0, &event), XAL_SUCCESS);
+  setenv("XALSIM_HIP_FAIL", "hipModuleUnload=400@1;hipEventDestroy=400@1", 1);
+  EXPECT_EQ(table_->module_unload(module), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(last_error().vendor_code, 400);
+  EXPECT_EQ(table_->event_destroy(event), XAL_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(last_error().vendor_code, 400);
+  EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->event_destroy(event), XAL_SUCCESS) << last_error().message;
+
+  // The destroy's own wait is what faults the device.
+  ASSERT_EQ(table_->event_create(dev0_, 0, &event), XAL_SUCCESS);
+  setenv("XALSIM_HIP_FAIL", "hipStreamSynchronize=700@1", 1);
+  EXPECT_EQ(table_->stream_destroy(stream_), XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(last_error().vendor_code, 700);
+  unsetenv("XALSIM_HIP_FAIL");
+  EXPECT_EQ(table_->stream_destroy(stream_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->event_destroy(event), XAL_SUCCESS) << last_error().message;
+  stream_ = nullptr;
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+}
+
 TEST(HipUnavailable, BadLibraryPathGivesDlerrorText) {
   setenv("XAL_HIP_LIBRARY", "/nonexistent/libamdhip64.so.5", 1);
   last_error() = ErrorDetail{};
