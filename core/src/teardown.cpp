@@ -45,18 +45,21 @@ void release_device_objects(DeviceObj* device) noexcept {
       if (t->module_unload) t->module_unload(m->native);
       destroy_handle(m);
     }
+    // A release the backend refuses is tried once more: after a sticky
+    // error the first attempt reports it and the second releases
+    // (xal_backend.h, Releases).
     for (EventObj* e : events) {
-      destroy_native_event(e);
+      if (destroy_native_event(e) != XAL_SUCCESS) destroy_native_event(e);
       destroy_handle(e);
     }
     for (StreamObj* s : streams) {
-      t->stream_destroy(s->native);
+      if (t->stream_destroy(s->native) != XAL_SUCCESS) t->stream_destroy(s->native);
       forget_stream_failure(s->native);
       destroy_handle(s);
     }
     if (staging) t->stream_destroy(staging);
     for (const auto& r : st.registry.snapshot())
-      t->mem_free(device->native, r.base);
+      if (t->mem_free(device->native, r.base) != XAL_SUCCESS) t->mem_free(device->native, r.base);
     st.registry.clear();
     st.reserved.store(0);
     shared_quota_reset(device);
