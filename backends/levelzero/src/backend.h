@@ -5,9 +5,13 @@
 // loses that context: ZE_RESULT_ERROR_DEVICE_LOST marks every device of the
 // driver, and xal_device_reset on any of them recreates the context (and
 // invalidates the objects of all of them). A reset of a healthy device
-// releases only that device's objects.
+// releases only that device's objects. Host allocations (host_alloc) live
+// in the driver's context too: a reset that replaces a context still
+// holding some retires it instead of destroying it, and the last host_free
+// in it destroys it, so that host memory outlives resets.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,9 +33,17 @@ namespace xal::levelzero {
 // One Level Zero driver and the context its devices share.
 struct DriverState {
   ze_driver_handle_t handle = nullptr;
-  std::mutex mutex;  // guards context and its recreation
+  std::mutex mutex;  // guards context, retired and the recreation
   ze_context_handle_t context = nullptr;
+  // Contexts a reset replaced that still hold host allocations.
+  std::vector<ze_context_handle_t> retired;
   std::vector<xal_bdevice_s*> devices;
+};
+
+// A host_alloc buffer: its driver and the context it was allocated in.
+struct HostAllocation {
+  DriverState* driver = nullptr;
+  ze_context_handle_t context = nullptr;
 };
 
 // Last Sysman samples, for rates (power, utilisation).
@@ -54,22 +66,27 @@ struct xal_backend_s {
   std::vector<std::unique_ptr<xal_bdevice_s>> devices;
   std::string api_version;
   uint64_t sync_timeout_ns = UINT64_MAX;
+  // Guards host_allocations; taken before a DriverState's mutex.
   std::mutex host_mutex;
-  std::unordered_map<void*, xal::levelzero::DriverState*> host_allocations;
+  std::unordered_map<void*, xal::levelzero::HostAllocation> host_allocations;
 
   const xal::levelzero::ZeApi& api() const { return library.api(); }
 };
 
-struct xal_bstream_s {
+// Owned by its device's `streams` (shared: device_synchronize holds a
+// reference while it fences, so that a concurrent stream_destroy cannot
+// free it under it).
+struct xal_bstream_s : std::enable_shared_from_this<xal_bstream_s> {
   xal_bdevice_s* device = nullptr;
   ze_command_list_handle_t list = nullptr;
   ze_event_pool_handle_t pool = nullptr;
   ze_event_handle_t sync_event = nullptr;  // signalled by synchronize/query
   bool explicit_order = false;  // in-order flag refused: barrier after each op
   uint64_t generation = 0;
-  std::mutex mutex;  // guards the list's appends and the two flags below
+  std::mutex mutex;  // guards the list's appends and the flags below
   bool fence_pending = false;  // a barrier signalling sync_event is queued
   bool dirty = false;          // work appended since the last fence
+  bool released = false;       // stream_destroy released the native objects
 };
 
 struct xal_bevent_s {
@@ -78,7 +95,12 @@ struct xal_bevent_s {
   ze_event_handle_t handle = nullptr;
   uint64_t generation = 0;
   bool timing = true;
-  bool recorded = false;
+  std::atomic<bool> recorded{false};  // read without a lock by waits and queries
+  std::mutex mutex;  // guards waiters
+  // Streams that queued a wait on the last record: a re-record fences them
+  // before it resets the native event, so that their waits do not wait for
+  // the new record instead.
+  std::vector<std::weak_ptr<xal_bstream_s>> waiters;
 };
 
 struct xal_bkernel_s {
@@ -117,7 +139,7 @@ struct xal_bdevice_s {
   };
   std::unordered_map<uint64_t, Allocation> allocations;
   uint64_t allocated_bytes = 0;
-  xal::support::Objects<xal_bstream_s> streams;
+  std::unordered_map<xal_bstream_s*, std::shared_ptr<xal_bstream_s>> streams;
   xal::support::Objects<xal_bevent_s> events;
   xal::support::Objects<xal_bmodule_s> modules;
   xal::levelzero::SysmanSamples samples;

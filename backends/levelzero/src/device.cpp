@@ -1,4 +1,5 @@
 // Devices: count, properties, synchronize, reset and health.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -88,15 +89,16 @@ xal_status_t device_get_properties(xal_bdevice_t* device,
 xal_status_t device_synchronize(xal_bdevice_t* device) {
   return guarded("levelzero device_synchronize", [&]() -> xal_status_t {
     if (xal_status_t s = sticky_check(device); s != XAL_SUCCESS) return s;
-    std::vector<xal_bstream_s*> streams;
+    // References: a stream destroyed meanwhile stays alive until fenced.
+    std::vector<std::shared_ptr<xal_bstream_s>> streams;
     {
       std::lock_guard lock(device->mutex);
       for (const auto& [key, stream] : device->streams) {
-        if (stream->generation == device->generation) streams.push_back(key);
+        if (stream->generation == device->generation) streams.push_back(stream);
       }
     }
-    for (xal_bstream_s* stream : streams) {
-      if (xal_status_t s = stream_fence(stream, true); s != XAL_SUCCESS) return s;
+    for (const auto& stream : streams) {
+      if (xal_status_t s = stream_fence(stream.get(), true); s != XAL_SUCCESS) return s;
     }
     return XAL_SUCCESS;
   });
@@ -117,14 +119,18 @@ xal_status_t device_reset(xal_bdevice_t* device) {
     DriverState* driver = device->driver;
     const ZeApi& api = device->backend->api();
     for (xal_bdevice_s* other : driver->devices) release_device_objects(other);
-    {
-      std::lock_guard lock(device->backend->host_mutex);
-      std::erase_if(device->backend->host_allocations, [&](const auto& entry) {
-        return entry.second == driver;
-      });
-    }
+    std::lock_guard host_lock(device->backend->host_mutex);
     std::lock_guard lock(driver->mutex);
-    (void)api.zeContextDestroy(driver->context);
+    // Host allocations stay usable: their context is retired, not destroyed,
+    // until the last of them is freed.
+    const bool hosts = std::any_of(
+        device->backend->host_allocations.begin(), device->backend->host_allocations.end(),
+        [&](const auto& entry) { return entry.second.context == driver->context; });
+    if (hosts) {
+      driver->retired.push_back(driver->context);
+    } else {
+      (void)api.zeContextDestroy(driver->context);
+    }
     driver->context = nullptr;
     ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
     if (ze_result_t r = api.zeContextCreate(driver->handle, &desc, &driver->context);

@@ -16,6 +16,41 @@ uint64_t ticks(uint64_t value, uint32_t valid_bits) {
   return valid_bits >= 64 ? value : value & ((uint64_t{1} << valid_bits) - 1);
 }
 
+// Waits on the host for the event's last record, within the backend's
+// timeout (XAL_ERROR_TIMEOUT past it). Thread-safe.
+xal_status_t host_wait(xal_bevent_s* event) {
+  const ze_result_t r = event->device->backend->api().zeEventHostSynchronize(
+      event->handle, event->device->backend->sync_timeout_ns);
+  if (r == ZE_RESULT_NOT_READY) {
+    return report(XAL_ERROR_TIMEOUT, r, "ZE_RESULT_NOT_READY",
+                  "event did not complete within XAL_LEVELZERO_SYNC_TIMEOUT_MS");
+  }
+  return check(event->device, r, "zeEventHostSynchronize");
+}
+
+// Waits on the host until the streams that queued a wait on the event's
+// last record have passed it (XAL_SUCCESS when there are none). A stream
+// destroyed or invalidated meanwhile is passed over; on an error the
+// streams left are kept for the next record. Thread-safe.
+xal_status_t fence_waiters(xal_bevent_s* event) {
+  std::vector<std::weak_ptr<xal_bstream_s>> waiters;
+  {
+    std::lock_guard lock(event->mutex);
+    waiters.swap(event->waiters);
+  }
+  for (size_t i = 0; i < waiters.size(); ++i) {
+    std::shared_ptr<xal_bstream_s> waiter = waiters[i].lock();
+    if (waiter == nullptr) continue;
+    const xal_status_t s = stream_fence(waiter.get(), true);
+    if (s != XAL_SUCCESS && s != XAL_ERROR_INVALID_HANDLE) {
+      std::lock_guard lock(event->mutex);
+      event->waiters.insert(event->waiters.end(), waiters.begin() + i, waiters.end());
+      return s;
+    }
+  }
+  return XAL_SUCCESS;
+}
+
 }  // namespace
 
 xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
@@ -31,10 +66,11 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
         ZE_EVENT_POOL_FLAG_HOST_VISIBLE |
             (event->timing ? static_cast<uint32_t>(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) : 0u),
         1};
-    ze_device_handle_t handle = device->handle;
+    // No device list: the pool is visible to every device of the driver,
+    // whose streams may wait on the event.
     if (xal_status_t s = check(device,
                                api.zeEventPoolCreate(device->context(), &pool_desc,
-                                                     1, &handle, &event->pool),
+                                                     0, nullptr, &event->pool),
                                "zeEventPoolCreate");
         s != XAL_SUCCESS) {
       return s;
@@ -55,6 +91,9 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
   });
 }
 
+// Releases the event; when the driver refuses to destroy it, the event is
+// kept (and still owned by its device) and the error returned, so that the
+// destroy can be tried again. Thread-safe.
 xal_status_t event_destroy(xal_bevent_t* event) {
   return guarded("levelzero event_destroy", [&]() -> xal_status_t {
     xal_bdevice_s* device = event->device;
@@ -69,9 +108,15 @@ xal_status_t event_destroy(xal_bevent_t* event) {
       if (owned->generation != device->generation) return XAL_SUCCESS;
     }
     const ZeApi& api = device->backend->api();
-    xal_status_t s = check(device, api.zeEventDestroy(owned->handle), "zeEventDestroy");
+    if (xal_status_t s = check(device, api.zeEventDestroy(owned->handle),
+                               "zeEventDestroy");
+        s != XAL_SUCCESS) {
+      std::lock_guard lock(device->mutex);
+      device->events.emplace(event, std::move(owned));
+      return s;
+    }
     (void)api.zeEventPoolDestroy(owned->pool);
-    return s;
+    return XAL_SUCCESS;
   });
 }
 
@@ -93,6 +138,7 @@ xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
       // would otherwise race with it.
       if (xal_status_t s = event_synchronize(event); s != XAL_SUCCESS) return s;
     }
+    if (xal_status_t s = fence_waiters(event); s != XAL_SUCCESS) return s;
     std::lock_guard lock(stream->mutex);
     stream->dirty = true;
     if (xal_status_t s = check(event->device, api.zeEventHostReset(event->handle),
@@ -121,17 +167,23 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
     if (event->device->driver != stream->device->driver) {
       // Events of another driver's context cannot be waited on by this
       // list: wait on the host instead.
-      return check(event->device,
-                   api.zeEventHostSynchronize(event->handle,
-                                              event->device->backend->sync_timeout_ns),
-                   "zeEventHostSynchronize");
+      return host_wait(event);
     }
     std::lock_guard lock(stream->mutex);
     stream->dirty = true;
     ze_event_handle_t handle = event->handle;
-    return check(stream->device,
-                 api.zeCommandListAppendWaitOnEvents(stream->list, 1, &handle),
-                 "zeCommandListAppendWaitOnEvents");
+    if (xal_status_t s = check(stream->device,
+                               api.zeCommandListAppendWaitOnEvents(stream->list, 1, &handle),
+                               "zeCommandListAppendWaitOnEvents");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    std::lock_guard event_lock(event->mutex);
+    std::erase_if(event->waiters, [&](const std::weak_ptr<xal_bstream_s>& waiter) {
+      return waiter.expired() || waiter.lock().get() == stream;
+    });
+    event->waiters.push_back(stream->weak_from_this());
+    return XAL_SUCCESS;
   });
 }
 
@@ -139,13 +191,7 @@ xal_status_t event_synchronize(xal_bevent_t* event) {
   return guarded("levelzero event_synchronize", [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event); s != XAL_SUCCESS) return s;
     if (!event->recorded) return XAL_SUCCESS;
-    const ze_result_t r = event->device->backend->api().zeEventHostSynchronize(
-        event->handle, event->device->backend->sync_timeout_ns);
-    if (r == ZE_RESULT_NOT_READY) {
-      return report(XAL_ERROR_TIMEOUT, r, "ZE_RESULT_NOT_READY",
-                    "event did not complete within XAL_LEVELZERO_SYNC_TIMEOUT_MS");
-    }
-    return check(event->device, r, "zeEventHostSynchronize");
+    return host_wait(event);
   });
 }
 

@@ -30,12 +30,14 @@ void release_all(xal_backend_s* backend) {
   const ZeApi& api = backend->api();
   {
     std::lock_guard lock(backend->host_mutex);
-    for (const auto& [pointer, driver] : backend->host_allocations) {
-      (void)api.zeMemFree(driver->context, pointer);
+    for (const auto& [pointer, allocation] : backend->host_allocations) {
+      (void)api.zeMemFree(allocation.context, pointer);
     }
     backend->host_allocations.clear();
   }
   for (auto& driver : backend->drivers) {
+    for (ze_context_handle_t retired : driver->retired) (void)api.zeContextDestroy(retired);
+    driver->retired.clear();
     if (driver->context != nullptr) (void)api.zeContextDestroy(driver->context);
     driver->context = nullptr;
   }

@@ -53,6 +53,8 @@ xal_status_t stream_fence(xal_bstream_s* stream, bool wait) {
     return check(device, r, "zeEventHostSynchronize");
   };
   std::lock_guard lock(stream->mutex);
+  // Destroyed while device_synchronize held it: its work finished then.
+  if (stream->released) return XAL_SUCCESS;
   // A queued fence is never reset before it signalled: that would race
   // with its signal.
   if (stream->fence_pending) {

@@ -1,6 +1,8 @@
 // Device memory (zeMemAllocDevice) and host memory (zeMemAllocHost) in
 // the driver's context. Level Zero has no host-registration call, so
 // host_register is left to the core.
+#include <algorithm>
+
 #include "entries.h"
 #include "errors.h"
 
@@ -12,6 +14,12 @@ xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
     if (xal_status_t s = sticky_check(device); s != XAL_SUCCESS) return s;
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC,
                                     nullptr, 0, 0};
+    // Beyond maxMemAllocSize (often 4 GiB on Intel GPUs) the driver needs
+    // the relaxed-limits extension.
+    ze_relaxed_allocation_limits_exp_desc_t relaxed{
+        ZE_STRUCTURE_TYPE_RELAXED_ALLOCATION_LIMITS_EXP_DESC, nullptr,
+        ZE_RELAXED_ALLOCATION_LIMITS_EXP_FLAG_MAX_SIZE};
+    if (bytes > device->properties.maxMemAllocSize) desc.pNext = &relaxed;
     void* pointer = nullptr;
     if (xal_status_t s = check(device,
                                device->backend->api().zeMemAllocDevice(
@@ -30,8 +38,12 @@ xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
   });
 }
 
+// Frees an allocation; when the driver refuses, the allocation stays
+// recorded and the error is returned, so that the free can be tried again.
+// Thread-safe.
 xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
   return guarded("levelzero mem_free", [&]() -> xal_status_t {
+    xal_bdevice_s::Allocation allocation{};
     {
       std::lock_guard lock(device->mutex);
       auto found = device->allocations.find(ptr);
@@ -41,15 +53,25 @@ xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
                           std::to_string(device->index));
       }
       const bool live = found->second.generation == device->generation;
-      const size_t bytes = found->second.bytes;
+      allocation = found->second;
       device->allocations.erase(found);
       if (!live) return XAL_SUCCESS;  // a device reset released it already
-      device->allocated_bytes -= bytes;
+      device->allocated_bytes -= allocation.bytes;
     }
-    return check(device,
-                 device->backend->api().zeMemFree(device->context(),
-                                                  reinterpret_cast<void*>(ptr)),
-                 "zeMemFree");
+    if (xal_status_t s = check(device,
+                               device->backend->api().zeMemFree(
+                                   device->context(), reinterpret_cast<void*>(ptr)),
+                               "zeMemFree");
+        s != XAL_SUCCESS) {
+      // Still allocated: kept, so that the free can be tried again.
+      std::lock_guard lock(device->mutex);
+      if (allocation.generation == device->generation) {
+        device->allocations.emplace(ptr, allocation);
+        device->allocated_bytes += allocation.bytes;
+      }
+      return s;
+    }
+    return XAL_SUCCESS;
   });
 }
 
@@ -68,6 +90,9 @@ xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
   });
 }
 
+// Host memory in the first driver's current context. The host lock is held
+// throughout, so that a reset cannot retire or destroy the context
+// meanwhile. Thread-safe.
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
                         void** out_ptr) {
   return guarded("levelzero host_alloc", [&]() -> xal_status_t {
@@ -76,12 +101,13 @@ xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
     if ((flags & XAL_HOST_ALLOC_WRITE_COMBINED) != 0) {
       desc.flags |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_WRITE_COMBINED;
     }
-    void* pointer = nullptr;
+    std::lock_guard host_lock(backend->host_mutex);
     ze_context_handle_t context = nullptr;
     {
       std::lock_guard lock(driver->mutex);
       context = driver->context;
     }
+    void* pointer = nullptr;
     if (xal_status_t s = check(nullptr,
                                backend->api().zeMemAllocHost(context, &desc, bytes,
                                                              64, &pointer),
@@ -89,29 +115,43 @@ xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
         s != XAL_SUCCESS) {
       return s;
     }
-    std::lock_guard lock(backend->host_mutex);
-    backend->host_allocations[pointer] = driver;
+    backend->host_allocations[pointer] = {driver, context};
     *out_ptr = pointer;
     return XAL_SUCCESS;
   });
 }
 
+// Frees host memory; the last allocation of a context a reset retired
+// destroys that context. Thread-safe.
 xal_status_t host_free(xal_backend_t* backend, void* ptr) {
   return guarded("levelzero host_free", [&]() -> xal_status_t {
-    DriverState* driver = nullptr;
-    {
-      std::lock_guard lock(backend->host_mutex);
-      auto found = backend->host_allocations.find(ptr);
-      if (found == backend->host_allocations.end()) {
-        return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
-                      "host_free: not a live Level Zero host allocation");
-      }
-      driver = found->second;
-      backend->host_allocations.erase(found);
+    const ZeApi& api = backend->api();
+    std::lock_guard host_lock(backend->host_mutex);
+    auto found = backend->host_allocations.find(ptr);
+    if (found == backend->host_allocations.end()) {
+      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
+                    "host_free: not a live Level Zero host allocation");
     }
+    const HostAllocation allocation = found->second;
+    DriverState* driver = allocation.driver;
     std::lock_guard lock(driver->mutex);
-    return check(nullptr, backend->api().zeMemFree(driver->context, ptr),
-                 "zeMemFree");
+    auto retired = std::find(driver->retired.begin(), driver->retired.end(),
+                             allocation.context);
+    const bool in_retired = retired != driver->retired.end();
+    const ze_result_t r = api.zeMemFree(allocation.context, ptr);
+    if (r != ZE_RESULT_SUCCESS && !in_retired) {
+      return check(nullptr, r, "zeMemFree");  // kept: the free can be tried again
+    }
+    // A retired context's memory goes with the context in any case.
+    backend->host_allocations.erase(found);
+    const bool last = std::none_of(
+        backend->host_allocations.begin(), backend->host_allocations.end(),
+        [&](const auto& entry) { return entry.second.context == allocation.context; });
+    if (in_retired && last) {
+      (void)api.zeContextDestroy(allocation.context);
+      driver->retired.erase(retired);
+    }
+    return XAL_SUCCESS;
   });
 }
 

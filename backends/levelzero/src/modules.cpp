@@ -72,6 +72,9 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
   });
 }
 
+// Releases the module even when the driver refuses to destroy it (and
+// returns that error): the core forgets a module whatever this returns, so
+// nothing may call it again. Thread-safe.
 xal_status_t module_unload(xal_bmodule_t* module) {
   return guarded("levelzero module_unload", [&]() -> xal_status_t {
     xal_bdevice_s* device = module->device;

@@ -18,7 +18,7 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t /*flags*/,
     if (xal_status_t s = sticky_check(device); s != XAL_SUCCESS) return s;
     const ZeApi& api = device->backend->api();
     ze_context_handle_t context = device->context();
-    auto stream = std::make_unique<xal_bstream_s>();
+    auto stream = std::make_shared<xal_bstream_s>();
     stream->device = device;
     ze_command_queue_desc_t desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
                                  nullptr,
@@ -61,41 +61,58 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t /*flags*/,
       return s;
     }
     std::lock_guard lock(device->mutex);
-    *out_stream = support::keep(device->streams, std::move(stream),
-                                device->generation);
+    stream->generation = device->generation;
+    *out_stream = stream.get();
+    device->streams.emplace(stream.get(), std::move(stream));
     return XAL_SUCCESS;
   });
 }
 
+// Waits for the stream's work, then releases it. When that wait fails on a
+// healthy device (a timeout, a refused fence) the work may still run: the
+// stream is kept and the error returned, so that the destroy can be tried
+// again. On a lost device the work never finishes: the stream is released
+// and the destroy succeeds (the device's sticky error stays). A
+// device_synchronize fencing the stream meanwhile keeps it alive until it
+// is done; the native objects go here. Thread-safe.
 xal_status_t stream_destroy(xal_bstream_t* stream) {
   return guarded("levelzero stream_destroy", [&]() -> xal_status_t {
     xal_bdevice_s* device = stream->device;
+    auto not_live = [] {
+      return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
+                    "not a live Level Zero stream");
+    };
+    {
+      std::lock_guard lock(device->mutex);
+      if (device->streams.count(stream) == 0) return not_live();
+    }
+    // Queued work finishes first, as xal_stream_destroy promises. A stream
+    // that a reset invalidated gives XAL_ERROR_INVALID_HANDLE: nothing to
+    // wait for.
+    const xal_status_t sync = stream_fence(stream, true);
+    std::shared_ptr<xal_bstream_s> owned;
     bool live = false;
     {
       std::lock_guard lock(device->mutex);
-      if (device->streams.count(stream) == 0) {
-        return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
-                      "not a live Level Zero stream");
-      }
-      live = stream->generation == device->generation;
-    }
-    // Queued work finishes first, as xal_stream_destroy promises.
-    xal_status_t sync = live ? stream_fence(stream, true) : XAL_SUCCESS;
-    std::unique_ptr<xal_bstream_s> owned;
-    {
-      std::lock_guard lock(device->mutex);
       auto found = device->streams.find(stream);
+      if (found == device->streams.end()) return not_live();
+      if (sync != XAL_SUCCESS && sync != XAL_ERROR_INVALID_HANDLE &&
+          device->sticky.healthy()) {
+        return sync;
+      }
       owned = std::move(found->second);
       device->streams.erase(found);
       live = owned->generation == device->generation;
     }
+    std::lock_guard lock(owned->mutex);
     if (live) {
       const ZeApi& api = device->backend->api();
       (void)api.zeEventDestroy(owned->sync_event);
       (void)api.zeEventPoolDestroy(owned->pool);
       (void)api.zeCommandListDestroy(owned->list);
     }
-    return sync == XAL_ERROR_INVALID_HANDLE ? XAL_SUCCESS : sync;
+    owned->released = true;
+    return XAL_SUCCESS;
   });
 }
 

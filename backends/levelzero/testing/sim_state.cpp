@@ -29,7 +29,10 @@ void configure(State& s) {
   const size_t roots = number("XALSIM_ZE_DEVICES", 2);
   const size_t subs = number("XALSIM_ZE_SUBDEVICES", 0);
   s.memory = number("XALSIM_ZE_MEMORY", 1ull << 30);
-  const std::string text = std::to_string(roots) + "/" + std::to_string(subs);
+  s.max_alloc = number("XALSIM_ZE_MAX_ALLOC", s.memory);
+  const size_t drivers = number("XALSIM_ZE_DRIVERS", 1) >= 2 ? 2 : 1;
+  const std::string text =
+      std::to_string(roots) + "/" + std::to_string(subs) + "/" + std::to_string(drivers);
   s.initialised = true;
   if (text == s.configured) return;
   s.configured = text;
@@ -41,9 +44,11 @@ void configure(State& s) {
   s.ras.clear();
   s.freqs.clear();
   s.roots = roots;
+  s.driver_count = drivers;
   for (size_t i = 0; i < roots; ++i) {
     auto device = std::make_unique<_ze_device_handle_t>();
     device->index = static_cast<int>(i);
+    device->driver = static_cast<int>(i % drivers);
     s.devices.push_back(std::move(device));
   }
   for (size_t r = 0; r < roots; ++r) {
@@ -51,6 +56,7 @@ void configure(State& s) {
       auto device = std::make_unique<_ze_device_handle_t>();
       device->index = static_cast<int>(s.devices.size());
       device->root = static_cast<int>(r);
+      device->driver = s.devices[r]->driver;
       s.devices[r]->subs.push_back(device.get());
       s.devices.push_back(std::move(device));
     }
@@ -81,6 +87,13 @@ int enter(State& s, const char* function, bool device_call) {
   }
   if (device_call && s.lost) return ZE_RESULT_ERROR_DEVICE_LOST;
   return 0;
+}
+
+int driver_index(State& s, ze_driver_handle_t driver) {
+  for (size_t i = 0; i < s.driver_count; ++i) {
+    if (driver == &s.drivers[i]) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 Allocation* find(State& s, const void* pointer, uintptr_t* base) {

@@ -1,4 +1,5 @@
-// State of the simulated Level Zero driver: one driver whose devices'
+// State of the simulated Level Zero driver: one driver (or two, each with
+// every other root device, with XALSIM_ZE_DRIVERS=2) whose devices'
 // memory is host memory, immediate command lists that run each command when
 // it is appended (so in order), events stamped with the host clock, a
 // device-lost state, Sysman readings from a fixed model, injected faults.
@@ -13,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,7 @@
 struct _ze_driver_handle_t {};
 struct _ze_device_handle_t {
   int index = 0;        // position in State::devices
+  int driver = 0;       // position in State::drivers
   int root = -1;        // parent index for a sub-device
   std::vector<ze_device_handle_t> subs;
 };
@@ -44,6 +47,9 @@ struct _ze_command_list_handle_t {
 struct _ze_event_pool_handle_t {
   ze_event_pool_flags_t flags = 0;
   uint32_t count = 0;
+  // The devices given at creation (empty: every device of the driver); a
+  // list of another device may not wait on its events.
+  std::vector<ze_device_handle_t> devices;
 };
 struct _ze_event_handle_t {
   ze_event_pool_handle_t pool = nullptr;
@@ -81,16 +87,19 @@ struct Allocation {
 
 struct State {
   std::mutex mutex;
-  _ze_driver_handle_t driver;
+  _ze_driver_handle_t drivers[2];
+  size_t driver_count = 1;
   std::vector<std::unique_ptr<_ze_device_handle_t>> devices;  // roots first
   size_t roots = 0;
   size_t memory = 0;
+  size_t max_alloc = 0;  // maxMemAllocSize; larger needs relaxed limits
   std::vector<size_t> used;  // per device
   std::string configured;    // configuration text the devices came from
   bool initialised = false;
   bool lost = false;
   std::map<uintptr_t, Allocation> allocations;
   std::map<void*, std::shared_ptr<void>> objects;  // every other live object
+  std::set<ze_event_handle_t> events;              // the live events among them
   std::vector<std::unique_ptr<_zes_mem_handle_t>> mems;
   std::vector<std::unique_ptr<_zes_pwr_handle_t>> pwrs;
   std::vector<std::unique_ptr<_zes_temp_handle_t>> temps;
@@ -98,16 +107,22 @@ struct State {
   std::vector<std::unique_ptr<_zes_ras_handle_t>> ras;
   std::vector<std::unique_ptr<_zes_freq_handle_t>> freqs;
   FaultPlan faults;
-  // Signalled whenever an event is signalled.
+  // Signalled whenever an event is signalled, and when the two below change.
   std::mutex event_mutex;
   std::condition_variable event_done;
+  // While set, zeEventHostSynchronize waits (after its event) until it is
+  // cleared; held_waits counts those waiting (xalsim_ze_hold_host_waits).
+  bool hold_host_waits = false;
+  int held_waits = 0;
+  int host_waiting = 0;  // threads waiting in zeEventHostSynchronize
 };
 
 State& state();
 
-// Reads XALSIM_ZE_DEVICES (default 2), XALSIM_ZE_SUBDEVICES (default 0)
-// and XALSIM_ZE_MEMORY (bytes, default 1 GiB); rebuilds the devices when
-// they changed.
+// Reads XALSIM_ZE_DEVICES (default 2), XALSIM_ZE_SUBDEVICES (default 0),
+// XALSIM_ZE_DRIVERS (1 or 2, default 1), XALSIM_ZE_MEMORY (bytes, default
+// 1 GiB) and XALSIM_ZE_MAX_ALLOC (maxMemAllocSize, default the memory);
+// rebuilds the devices when they changed.
 void configure(State& s);
 
 // Injected fault for `function` (ZE_RESULT_ERROR_DEVICE_LOST sets the lost
@@ -133,6 +148,9 @@ template <typename T>
 std::shared_ptr<T> share(State& s, T* handle) {
   return std::static_pointer_cast<T>(s.objects.at(handle));
 }
+
+// The driver handle's position in State::drivers, or -1.
+int driver_index(State& s, ze_driver_handle_t driver);
 
 // The allocation containing `pointer`, or nullptr.
 Allocation* find(State& s, const void* pointer, uintptr_t* base = nullptr);

@@ -42,7 +42,9 @@ SIM_EXPORT ze_result_t zeInit(ze_init_flags_t) {
 
 SIM_EXPORT ze_result_t zeDriverGet(uint32_t* count, ze_driver_handle_t* drivers) {
   SIM_BEGIN("zeDriverGet", false);
-  return fill_list<ze_driver_handle_t>(count, drivers, {&s.driver});
+  std::vector<ze_driver_handle_t> all;
+  for (size_t i = 0; i < s.driver_count; ++i) all.push_back(&s.drivers[i]);
+  return fill_list(count, drivers, all);
 }
 
 SIM_EXPORT ze_result_t zeDriverGetApiVersion(ze_driver_handle_t, ze_api_version_t* v) {
@@ -64,9 +66,12 @@ SIM_EXPORT ze_result_t zeDriverGetProperties(ze_driver_handle_t,
 SIM_EXPORT ze_result_t zeDeviceGet(ze_driver_handle_t driver, uint32_t* count,
                                    ze_device_handle_t* devices) {
   SIM_BEGIN("zeDeviceGet", false);
-  if (driver != &s.driver) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  const int index = xalsim::driver_index(s, driver);
+  if (index < 0) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::vector<ze_device_handle_t> roots;
-  for (size_t i = 0; i < s.roots; ++i) roots.push_back(s.devices[i].get());
+  for (size_t i = 0; i < s.roots; ++i) {
+    if (s.devices[i]->driver == index) roots.push_back(s.devices[i].get());
+  }
   return fill_list(count, devices, roots);
 }
 
@@ -88,7 +93,7 @@ SIM_EXPORT ze_result_t zeDeviceGetProperties(ze_device_handle_t device,
   p->flags = device->root >= 0 ? ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE : 0;
   p->subdeviceId = device->root >= 0 ? static_cast<uint32_t>(device->index) : 0;
   p->coreClockRate = 1600;
-  p->maxMemAllocSize = s.memory;
+  p->maxMemAllocSize = s.max_alloc;
   p->numThreadsPerEU = 8;
   p->physicalEUSimdWidth = 16;
   p->numSlices = 1;
@@ -165,7 +170,9 @@ SIM_EXPORT ze_result_t zeDevicePciGetPropertiesExt(ze_device_handle_t device,
 SIM_EXPORT ze_result_t zeContextCreate(ze_driver_handle_t driver, const ze_context_desc_t*,
                                        ze_context_handle_t* context) {
   SIM_BEGIN("zeContextCreate", false);
-  if (driver != &s.driver || context == nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (xalsim::driver_index(s, driver) < 0 || context == nullptr) {
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  }
   *context = xalsim::make<_ze_context_handle_t>(s);
   s.lost = false;  // a fresh context after a lost one works again
   return ZE_RESULT_SUCCESS;
@@ -212,14 +219,30 @@ ze_result_t allocate(xalsim::State& s, ze_context_handle_t context, size_t size,
   return ZE_RESULT_SUCCESS;
 }
 
+// Whether `desc` chains ze_relaxed_allocation_limits_exp_desc_t with the
+// MAX_SIZE flag, which allows more than maxMemAllocSize.
+bool relaxed_max_size(const ze_device_mem_alloc_desc_t* desc) {
+  const void* next = desc != nullptr ? desc->pNext : nullptr;
+  while (next != nullptr) {
+    const auto* base = static_cast<const ze_base_desc_t*>(next);
+    if (base->stype == ZE_STRUCTURE_TYPE_RELAXED_ALLOCATION_LIMITS_EXP_DESC) {
+      const auto* relaxed = static_cast<const ze_relaxed_allocation_limits_exp_desc_t*>(next);
+      return (relaxed->flags & ZE_RELAXED_ALLOCATION_LIMITS_EXP_FLAG_MAX_SIZE) != 0;
+    }
+    next = base->pNext;
+  }
+  return false;
+}
+
 }  // namespace
 
 SIM_EXPORT ze_result_t zeMemAllocDevice(ze_context_handle_t context,
-                                        const ze_device_mem_alloc_desc_t*, size_t size,
+                                        const ze_device_mem_alloc_desc_t* desc, size_t size,
                                         size_t alignment, ze_device_handle_t device,
                                         void** out) {
   SIM_BEGIN("zeMemAllocDevice", true);
   if (!valid_device(s, device)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (size > s.max_alloc && !relaxed_max_size(desc)) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
   return allocate(s, context, size, alignment, device->index, out);
 }
 

@@ -1,11 +1,13 @@
 // Simulated Level Zero immediate command lists, events, copies, fills,
 // SPIR-V modules and kernels. Each list runs its commands in order on its
 // own worker thread.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <vector>
 #include <string_view>
+#include <thread>
 
 #include "sim_state.h"
 
@@ -85,6 +87,12 @@ SIM_EXPORT ze_result_t zeCommandListAppendWaitOnEvents(ze_command_list_handle_t 
   std::vector<std::shared_ptr<_ze_event_handle_t>> waits;
   for (uint32_t i = 0; i < count; ++i) {
     if (!xalsim::live(s, events[i])) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    // Only the devices the pool was created for may use its events.
+    const std::vector<ze_device_handle_t>& visible = events[i]->pool->devices;
+    if (!visible.empty() &&
+        std::find(visible.begin(), visible.end(), list->device) == visible.end()) {
+      return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    }
     waits.push_back(xalsim::share(s, events[i]));
   }
   submit(s, list, nullptr, [&s, waits] {
@@ -136,15 +144,18 @@ SIM_EXPORT ze_result_t zeCommandListAppendMemoryFill(ze_command_list_handle_t li
 #endif  // XALSIM_OMIT_FILL
 
 SIM_EXPORT ze_result_t zeEventPoolCreate(ze_context_handle_t context,
-                                         const ze_event_pool_desc_t* desc, uint32_t,
-                                         ze_device_handle_t*, ze_event_pool_handle_t* out) {
+                                         const ze_event_pool_desc_t* desc,
+                                         uint32_t device_count, ze_device_handle_t* devices,
+                                         ze_event_pool_handle_t* out) {
   SIM_BEGIN("zeEventPoolCreate", true);
-  if (!xalsim::live(s, context) || desc == nullptr || out == nullptr || desc->count == 0) {
+  if (!xalsim::live(s, context) || desc == nullptr || out == nullptr || desc->count == 0 ||
+      (device_count > 0 && devices == nullptr)) {
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
   auto* pool = xalsim::make<_ze_event_pool_handle_t>(s);
   pool->flags = desc->flags;
   pool->count = desc->count;
+  pool->devices.assign(devices, devices + device_count);
   *out = pool;
   return ZE_RESULT_SUCCESS;
 }
@@ -163,12 +174,14 @@ SIM_EXPORT ze_result_t zeEventCreate(ze_event_pool_handle_t pool, const ze_event
   if (desc->index >= pool->count) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   auto* event = xalsim::make<_ze_event_handle_t>(s);
   event->pool = pool;
+  s.events.insert(event);
   *out = event;
   return ZE_RESULT_SUCCESS;
 }
 
 SIM_EXPORT ze_result_t zeEventDestroy(ze_event_handle_t event) {
   SIM_BEGIN("zeEventDestroy", false);
+  s.events.erase(event);
   return xalsim::destroy(s, event) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 }
 
@@ -179,13 +192,58 @@ SIM_EXPORT ze_result_t zeEventHostSynchronize(ze_event_handle_t event, uint64_t 
   lock.unlock();
   std::unique_lock event_lock(s.event_mutex);
   auto done = [&] { return shared->signaled.load(); };
+  if (s.hold_host_waits) {
+    ++s.held_waits;
+    s.event_done.notify_all();
+    s.event_done.wait(event_lock, [&] { return !s.hold_host_waits; });
+    --s.held_waits;
+  }
+  ++s.host_waiting;
+  bool signaled = true;
   if (timeout == UINT64_MAX) {
     s.event_done.wait(event_lock, done);
-    return ZE_RESULT_SUCCESS;
+  } else {
+    signaled = s.event_done.wait_for(event_lock, std::chrono::nanoseconds(timeout), done);
   }
-  return s.event_done.wait_for(event_lock, std::chrono::nanoseconds(timeout), done)
-             ? ZE_RESULT_SUCCESS
-             : ZE_RESULT_NOT_READY;
+  --s.host_waiting;
+  return signaled ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
+}
+
+// Test hooks: how many threads wait in zeEventHostSynchronize now; and
+// signalling every live event (ending every wait, so that a test that
+// failed with lists stuck can end).
+SIM_EXPORT int xalsim_ze_host_waiting() {
+  xalsim::State& s = xalsim::state();
+  std::lock_guard lock(s.event_mutex);
+  return s.host_waiting;
+}
+
+SIM_EXPORT void xalsim_ze_signal_every_event() {
+  xalsim::State& s = xalsim::state();
+  {
+    std::lock_guard lock(s.mutex);
+    std::lock_guard event_lock(s.event_mutex);
+    for (ze_event_handle_t event : s.events) event->signaled = true;
+  }
+  s.event_done.notify_all();
+}
+
+// Test hooks: while `hold` is set, host waits stop in zeEventHostSynchronize
+// (so a test can act while a thread is known to wait there); and waiting
+// until `count` threads are held there.
+SIM_EXPORT void xalsim_ze_hold_host_waits(int hold) {
+  xalsim::State& s = xalsim::state();
+  {
+    std::lock_guard lock(s.event_mutex);
+    s.hold_host_waits = hold != 0;
+  }
+  s.event_done.notify_all();
+}
+
+SIM_EXPORT void xalsim_ze_wait_for_held_waits(int count) {
+  xalsim::State& s = xalsim::state();
+  std::unique_lock lock(s.event_mutex);
+  s.event_done.wait(lock, [&] { return s.held_waits >= count; });
 }
 
 SIM_EXPORT ze_result_t zeEventQueryStatus(ze_event_handle_t event) {
@@ -219,7 +277,9 @@ SIM_EXPORT ze_result_t zeEventQueryKernelTimestamp(ze_event_handle_t event,
 // A simulated SPIR-V module: the SPIR-V magic word, then text lines
 // "kernel NAME". A line "error: TEXT" makes the build fail with TEXT in the
 // build log; a wrong magic word fails the build too. Kernel "fill_u32"
-// (dst pointer, uint32 value, uint64 count) runs; others are no-ops.
+// (dst pointer, uint32 value, uint64 count) runs, kernel "wait_u32" (flag
+// pointer, uint32 value) runs until the flag holds the value; others are
+// no-ops.
 SIM_EXPORT ze_result_t zeModuleCreate(ze_context_handle_t context, ze_device_handle_t device,
                                       const ze_module_desc_t* desc, ze_module_handle_t* out,
                                       ze_module_build_log_handle_t* log_out) {
@@ -354,6 +414,25 @@ SIM_EXPORT ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handle_t 
     }
     submit(s, list, event, [dst, value, n] {
       for (uint64_t i = 0; i < n; ++i) dst[i] = value;
+    });
+    return ZE_RESULT_SUCCESS;
+  }
+  if (kernel->name == "wait_u32") {
+    if (kernel->args.size() < 2 || kernel->args[0].size() != 8 ||
+        kernel->args[1].size() != 4) {
+      return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+    }
+    uint32_t* flag = nullptr;
+    uint32_t value = 0;
+    std::memcpy(&flag, kernel->args[0].data(), 8);
+    std::memcpy(&value, kernel->args[1].data(), 4);
+    if (xalsim::find(s, flag) == nullptr || !xalsim::operand_ok(s, flag, 4)) {
+      s.lost = true;
+      return ZE_RESULT_ERROR_DEVICE_LOST;
+    }
+    // Polls memory the host writes, as a kernel spinning on a flag does.
+    submit(s, list, event, [flag, value] {
+      while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != value) std::this_thread::yield();
     });
     return ZE_RESULT_SUCCESS;
   }

@@ -27,10 +27,32 @@ struct ZeSimulation {
     unsetenv("XALSIM_ZE_NO_PEER");
     unsetenv("XALSIM_ZE_NO_IN_ORDER");
     unsetenv("XAL_LEVELZERO_SUBDEVICES");
+    unsetenv("XALSIM_ZE_DRIVERS");
+    unsetenv("XALSIM_ZE_MAX_ALLOC");
   }
 };
 
-using ZePlugin = xaltest::PluginTest<ZeSimulation>;
+class ZePlugin : public xaltest::PluginTest<ZeSimulation> {
+ protected:
+  // Starts the instance again with the current environment (a changed
+  // simulator configuration): new dev0_, dev1_ and stream_.
+  void restart() {
+    ASSERT_EQ(table_->shutdown(backend_), XAL_SUCCESS);
+    backend_ = nullptr;
+    ASSERT_EQ(init(), XAL_SUCCESS) << last_error().message;
+    ASSERT_EQ(table_->device_get(backend_, 0, &dev0_), XAL_SUCCESS);
+    ASSERT_EQ(table_->device_get(backend_, 1, &dev1_), XAL_SUCCESS);
+    ASSERT_EQ(table_->stream_create(dev0_, 0, &stream_), XAL_SUCCESS);
+  }
+};
+
+// A function the simulated loader exports for tests (the plugin has it
+// loaded already), or null.
+template <typename Function>
+Function* simulator_hook(const char* name) {
+  void* handle = dlopen(XAL_ZE_SIM_PATH, RTLD_NOW | RTLD_NOLOAD);
+  return handle != nullptr ? reinterpret_cast<Function*>(dlsym(handle, name)) : nullptr;
+}
 
 // Starts an instance with the current environment, expecting failure.
 inline xal_status_t init_expecting_failure() {

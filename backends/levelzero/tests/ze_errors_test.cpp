@@ -166,6 +166,56 @@ TEST_F(ZeErrors, KernelFaultLosesTheDevice) {
   EXPECT_EQ(table_->device_synchronize(dev0_), XAL_SUCCESS);
 }
 
+// A wait on an event of another driver is done on the host; when that
+// wait gives up it is a timeout, not a silent NOT_READY.
+TEST_F(ZeErrors, CrossDriverWaitThatGivesUpIsATimeout) {
+  xaltest::ScopedEnv drivers("XALSIM_ZE_DRIVERS", "2");  // dev1_ on a second driver
+  restart();
+  if (HasFatalFailure()) return;
+  xal_bevent_t* event = nullptr;
+  ASSERT_EQ(table_->event_create(dev0_, 0, &event), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(event, stream_), XAL_SUCCESS);
+  xal_bstream_t* other = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &other), XAL_SUCCESS);
+  setenv("XALSIM_ZE_FAIL", "zeEventHostSynchronize=1", 1);
+  EXPECT_EQ(table_->stream_wait_event(other, event), XAL_ERROR_TIMEOUT);
+  unsetenv("XALSIM_ZE_FAIL");
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_NOT_READY");
+  EXPECT_EQ(table_->stream_wait_event(other, event), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(other), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_destroy(event), XAL_SUCCESS);
+}
+
+// Host memory lives in the driver's context, which the reset of a lost
+// device replaces: the memory stays usable and can be freed.
+TEST_F(ZeErrors, HostMemoryOutlivesTheResetOfALostDevice) {
+  void* host = nullptr;
+  ASSERT_EQ(table_->host_alloc(backend_, 4096, 0, &host), XAL_SUCCESS);
+  void* spare = nullptr;
+  ASSERT_EQ(table_->host_alloc(backend_, 64, 0, &spare), XAL_SUCCESS);
+  std::memset(host, 0x5A, 4096);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 4096, &a), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, a, 0, 4096), XAL_SUCCESS);
+  setenv("XALSIM_ZE_FAIL", "zeEventHostSynchronize=0x70000001@1", 1);
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_ERROR_DEVICE_LOST);
+  unsetenv("XALSIM_ZE_FAIL");
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+  EXPECT_EQ(table_->host_free(backend_, spare), XAL_SUCCESS);
+  EXPECT_EQ(static_cast<const uint8_t*>(host)[4095], 0x5A);
+  EXPECT_EQ(table_->stream_destroy(stream_), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &stream_), XAL_SUCCESS);
+  ASSERT_EQ(table_->mem_alloc(dev0_, 4096, &a), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_htod(stream_, a, host, 4096), XAL_SUCCESS);
+  std::vector<uint8_t> out(4096);
+  ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), a, 4096), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  EXPECT_EQ(out, std::vector<uint8_t>(4096, 0x5A));
+  EXPECT_EQ(table_->host_free(backend_, host), XAL_SUCCESS);
+  EXPECT_EQ(table_->host_free(backend_, host), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+}
+
 TEST(ZeUnavailable, BadLibraryPathGivesDlerrorText) {
   setenv("XAL_LEVELZERO_LIBRARY", "/nonexistent/libze_loader.so.1", 1);
   last_error() = ErrorDetail{};

@@ -2,6 +2,7 @@
 // loader: devices and sub-devices, memory, copies, fill, streams, events
 // with kernel timestamps, host memory, peer copies (direct and staged),
 // SPIR-V modules and Sysman metrics.
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <numeric>
@@ -163,7 +164,9 @@ TEST_F(ZePlugin, EventsWithKernelTimestamps) {
   ASSERT_EQ(table_->mem_alloc(dev0_, 1 << 16, &a), XAL_SUCCESS);
   ASSERT_EQ(table_->memset(stream_, a, 1, 1 << 16), XAL_SUCCESS);
   ASSERT_EQ(table_->event_record(end, stream_), XAL_SUCCESS);
-  ASSERT_EQ(table_->stream_wait_event(other, end), XAL_SUCCESS);
+  // A stream of another device waits on it: the simulator refuses that
+  // unless the event's pool is visible to every device.
+  ASSERT_EQ(table_->stream_wait_event(other, end), XAL_SUCCESS) << last_error().message;
   ASSERT_EQ(table_->event_synchronize(end), XAL_SUCCESS);
   EXPECT_EQ(table_->event_query(end), XAL_SUCCESS);
   // Query says SUCCESS once the stream is synchronised (before that it may
@@ -185,6 +188,62 @@ TEST_F(ZePlugin, EventsWithKernelTimestamps) {
   }
   EXPECT_EQ(table_->stream_destroy(other), XAL_SUCCESS);
   EXPECT_EQ(table_->device_synchronize(dev0_), XAL_SUCCESS);
+}
+
+// device_synchronize fences the device's streams one after the other: a
+// stream that another thread destroys meanwhile stays alive until then.
+TEST_F(ZePlugin, DeviceSynchronizeOutlivesStreamsDestroyedMeanwhile) {
+  auto* hold = simulator_hook<void(int)>("xalsim_ze_hold_host_waits");
+  auto* wait_for_held = simulator_hook<void(int)>("xalsim_ze_wait_for_held_waits");
+  ASSERT_NE(hold, nullptr);
+  ASSERT_NE(wait_for_held, nullptr);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 64, &a), XAL_SUCCESS);
+  // Several rounds: the streams are fenced in no set order, and those
+  // fenced after the busy one are destroyed under the synchronize.
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE(round);
+    std::vector<xal_bstream_t*> idle(15, nullptr);
+    for (xal_bstream_t*& stream : idle) {
+      ASSERT_EQ(table_->stream_create(dev0_, 0, &stream), XAL_SUCCESS);
+    }
+    // The busy stream has work, so its fence waits on the host; the others
+    // have none.
+    xal_bstream_t* busy = nullptr;
+    ASSERT_EQ(table_->stream_create(dev0_, 0, &busy), XAL_SUCCESS);
+    ASSERT_EQ(table_->memset(busy, a, static_cast<uint8_t>(round), 64), XAL_SUCCESS);
+    hold(1);
+    xal_status_t synchronized = XAL_ERROR_INTERNAL;
+    std::thread synchronizer([&] { synchronized = table_->device_synchronize(dev0_); });
+    wait_for_held(1);  // the synchronizer waits in the busy stream's fence
+    for (xal_bstream_t* stream : idle) EXPECT_EQ(table_->stream_destroy(stream), XAL_SUCCESS);
+    hold(0);
+    synchronizer.join();
+    EXPECT_EQ(synchronized, XAL_SUCCESS) << last_error().message;
+    EXPECT_EQ(table_->stream_destroy(busy), XAL_SUCCESS);
+  }
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+}
+
+// Above maxMemAllocSize the allocation asks for relaxed limits (the
+// simulator refuses it otherwise, as Intel's driver does).
+TEST_F(ZePlugin, AllocationBeyondMaxMemAllocSizeUsesRelaxedLimits) {
+  xaltest::ScopedEnv limit("XALSIM_ZE_MAX_ALLOC", "1048576");
+  restart();
+  if (HasFatalFailure()) return;
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(table_->device_get_properties(dev0_, &p), XAL_SUCCESS);
+  EXPECT_EQ(p.max_allocation_bytes, 1048576u);
+  constexpr size_t kBytes = 3u << 20;
+  xal_devptr_t big = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, kBytes, &big), XAL_SUCCESS) << last_error().message;
+  ASSERT_EQ(table_->memset(stream_, big, 0x42, kBytes), XAL_SUCCESS);
+  uint8_t last = 0;
+  ASSERT_EQ(table_->memcpy_dtoh(stream_, &last, big + kBytes - 1, 1), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  EXPECT_EQ(last, 0x42);
+  EXPECT_EQ(table_->mem_free(dev0_, big), XAL_SUCCESS);
 }
 
 TEST_F(ZePlugin, HostMemory) {
@@ -231,6 +290,72 @@ TEST_P(ZePeer, CopyBetweenDevicesBothWays) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DirectAndStaged, ZePeer, ::testing::Values(true, false));
+
+// A wait queued on an event's record that has not run yet when the event
+// is recorded again still waits for that earlier record, not the new one
+// (which here comes after work that depends on the waiting stream).
+TEST_F(ZePlugin, WaitQueuedBeforeAReRecordWaitsForTheEarlierRecord) {
+  xaltest::ScopedEnv timeout("XAL_LEVELZERO_SYNC_TIMEOUT_MS", "3000");
+  restart();
+  if (HasFatalFailure()) return;
+  auto* host_waiting = simulator_hook<int()>("xalsim_ze_host_waiting");
+  auto* signal_every_event = simulator_hook<void()>("xalsim_ze_signal_every_event");
+  ASSERT_NE(host_waiting, nullptr);
+  ASSERT_NE(signal_every_event, nullptr);
+  const auto image = spirv("kernel wait_u32\n");
+  xal_bmodule_t* module = nullptr;
+  ASSERT_EQ(table_->module_load(dev1_, XAL_MODULE_FORMAT_SPIRV, image.data(), image.size(),
+                                &module),
+            XAL_SUCCESS);
+  xal_bkernel_t* wait_u32 = nullptr;
+  ASSERT_EQ(table_->kernel_get(module, "wait_u32", &wait_u32), XAL_SUCCESS);
+  void* host = nullptr;
+  ASSERT_EQ(table_->host_alloc(backend_, 64, 0, &host), XAL_SUCCESS);
+  auto* flag = static_cast<uint32_t*>(host);
+  __atomic_store_n(flag, 0u, __ATOMIC_RELEASE);
+  xal_bstream_t* a = stream_;
+  xal_bstream_t* b = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &b), XAL_SUCCESS);
+  xal_bevent_t* e = nullptr;
+  xal_bevent_t* f = nullptr;
+  ASSERT_EQ(table_->event_create(dev0_, 0, &e), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_create(dev1_, 0, &f), XAL_SUCCESS);
+  // E's first record, done.
+  ASSERT_EQ(table_->event_record(e, a), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_synchronize(e), XAL_SUCCESS);
+  // B runs once the flag is set: then it waits on E's first record and
+  // records F.
+  uint64_t address = reinterpret_cast<uintptr_t>(flag);
+  uint32_t value = 1;
+  void* args[] = {&address, &value};
+  const size_t sizes[] = {8, 4};
+  xal_launch_config_t config{sizeof config, {1, 1, 1}, {1, 1, 1}, 0, sizes};
+  ASSERT_EQ(table_->kernel_launch(b, wait_u32, &config, args, 2), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_wait_event(b, e), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(f, b), XAL_SUCCESS);
+  // A waits on F, then records E again.
+  ASSERT_EQ(table_->stream_wait_event(a, f), XAL_SUCCESS);
+  std::atomic<bool> returned{false};
+  xal_status_t recorded = XAL_ERROR_INTERNAL;
+  std::thread recorder([&] {
+    recorded = table_->event_record(e, a);
+    returned = true;
+  });
+  // The flag is set once the record returned or waits on the host (for B).
+  while (!returned && host_waiting() == 0) std::this_thread::yield();
+  __atomic_store_n(flag, value, __ATOMIC_RELEASE);
+  recorder.join();
+  EXPECT_EQ(recorded, XAL_SUCCESS) << last_error().message;
+  const xal_status_t done_a = table_->stream_synchronize(a);
+  EXPECT_EQ(done_a, XAL_SUCCESS) << last_error().message;
+  if (done_a != XAL_SUCCESS) signal_every_event();  // lets the stuck lists end
+  EXPECT_EQ(table_->stream_synchronize(b), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(b), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_destroy(e), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_destroy(f), XAL_SUCCESS);
+  EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS);
+  EXPECT_EQ(table_->host_free(backend_, host), XAL_SUCCESS);
+}
 
 TEST_F(ZePlugin, SpirvModuleLoadAndLaunch) {
   const auto image = spirv("kernel fill_u32\nkernel other\n");
