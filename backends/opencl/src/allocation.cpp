@@ -81,7 +81,7 @@ xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
                         device->info.name + "'");
     }
     // OpenCL keeps the buffer until queued commands that use it finish.
-    const cl_int rc = device->backend->api().clReleaseMemObject(mem);
+    const cl_int rc = device->backend->releases.release(device->backend->api(), mem);
     if (rc != CL_SUCCESS) return report_cl(s, rc, "clReleaseMemObject");
     return XAL_SUCCESS;
   });
@@ -163,7 +163,7 @@ xal_status_t host_free(xal_backend_t* backend, void* ptr) {
     const ClApi& api = backend->api();
     cl_int rc = api.clEnqueueUnmapMemObject(h.queue, h.mem, ptr, 0, nullptr, nullptr);
     if (rc == CL_SUCCESS) rc = api.clFinish(h.queue);
-    api.clReleaseMemObject(h.mem);
+    backend->releases.release(api, h.mem);
     if (rc != CL_SUCCESS) return report_cl(s, rc, "clEnqueueUnmapMemObject");
     return XAL_SUCCESS;
   });

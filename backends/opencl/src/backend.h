@@ -3,6 +3,7 @@
 // left at shutdown.
 #pragma once
 
+#include "deferred_release.h"
 #include "device.h"
 #include "dynamic_symbols.h"
 #include "host_worker.h"
@@ -95,8 +96,10 @@ struct xal_bstream_s {
   cl_command_queue queue = nullptr;
   std::mutex worker_mutex;
   std::unique_ptr<xal::opencl::HostWorker> worker;  // started at first use
-  std::mutex last_mutex;
-  cl_event last = nullptr;  // the last command enqueued, for stream_query
+  // Guards `last` and is held across each enqueue and the update of `last`
+  // (see submit()), so that `last` is always the newest command.
+  std::mutex submit_mutex;
+  cl_event last = nullptr;  // the last command enqueued, for query/synchronize
 };
 
 struct xal_bevent_s {
@@ -135,6 +138,8 @@ struct xal_backend_s {
   xal::opencl::Registry<xal_bmodule_s> modules;
   std::mutex host_mutex;
   std::unordered_map<void*, xal::opencl::HostAllocation> host_allocations;
+  // Buffer releases wait while a host-function gate or wait bridge is unset.
+  xal::opencl::DeferredReleases releases;
 
   const xal::opencl::ClApi& api() const { return library.api(); }
 
@@ -179,9 +184,34 @@ void release_stream(xal_bstream_s& stream);
 void release_event(xal_bevent_s& event);
 void release_module(xal_bmodule_s& module);
 
-// Keeps `ev` (an event just returned by an enqueue on `stream`, owned by
-// the caller until now) as the stream's last command. NULL is ignored.
-void remember(xal_bstream_s& stream, cl_event ev);
+// Runs `enqueue(cl_event* ev)`, which enqueues one or more commands on
+// stream.queue and returns a CL code, storing the event of its last command
+// in *ev (or leaving it NULL), and keeps that event as the stream's last
+// command. Both happen under stream.submit_mutex, so that with threads
+// submitting to one stream `last` is never an older command than one
+// already enqueued. Returns enqueue's code. Thread-safe; `enqueue` must not
+// submit to the same stream again.
+template <typename F>
+cl_int submit(xal_bstream_s& stream, F&& enqueue) {
+  cl_event ev = nullptr;
+  cl_event old = nullptr;
+  cl_int rc = CL_SUCCESS;
+  {
+    std::lock_guard lock(stream.submit_mutex);
+    rc = enqueue(&ev);
+    if (ev != nullptr) {
+      old = stream.last;
+      stream.last = ev;
+    }
+  }
+  if (old != nullptr) stream.device->backend->api().clReleaseEvent(old);
+  return rc;
+}
+
+// The CL error a command ended with (its execution status when negative),
+// else CL_SUCCESS (also while it runs, or when the status cannot be read).
+// `ev` may be NULL. Thread-safe.
+cl_int command_error(const ClApi& api, cl_event ev);
 
 // Builds `program` for `device` with xal's options (-cl-kernel-arg-info and
 // XAL_OPENCL_BUILD_OPTIONS); on failure reports the build log.

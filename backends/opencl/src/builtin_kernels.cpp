@@ -86,10 +86,10 @@ xal_status_t launch(xal_bstream_s& stream, cl_kernel k, size_t count, const Args
   ((rc = rc == CL_SUCCESS ? api.clSetKernelArg(k, index++, sizeof(Args), &args) : rc), ...);
   if (rc != CL_SUCCESS) return report_cl(s, rc, "clSetKernelArg", "xal kernel");
   const size_t global = count;
-  cl_event ev = nullptr;
-  rc = api.clEnqueueNDRangeKernel(stream.queue, k, 1, nullptr, &global, nullptr, 0, nullptr,
-                                  &ev);
-  remember(stream, ev);
+  rc = submit(stream, [&](cl_event* ev) {
+    return api.clEnqueueNDRangeKernel(stream.queue, k, 1, nullptr, &global, nullptr, 0, nullptr,
+                                      ev);
+  });
   if (rc != CL_SUCCESS) return report_cl(s, rc, "clEnqueueNDRangeKernel", "xal kernel");
   rc = api.clFlush(stream.queue);
   return rc == CL_SUCCESS ? XAL_SUCCESS : report_cl(s, rc, "clFlush");

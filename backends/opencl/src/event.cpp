@@ -19,12 +19,20 @@ cl_int execution_status(const ClApi& api, cl_event ev, cl_int& status) {
                             nullptr);
 }
 
-// Opens a user event of another context when `ev` completes.
+// A user event of one context that the completion of an event of another
+// context opens.
+struct Bridge {
+  const ClApi* api = nullptr;
+  DeferredReleases* releases = nullptr;
+  cl_event gate = nullptr;
+};
+
+// Opens the gate; owns and frees `data`, a Bridge.
 void CL_CALLBACK open_gate(cl_event, cl_int, void* data) {
-  auto* bridge = static_cast<std::pair<const ClApi*, cl_event>*>(data);
-  bridge->first->clSetUserEventStatus(bridge->second, CL_COMPLETE);
-  bridge->first->clReleaseEvent(bridge->second);
-  std::unique_ptr<std::pair<const ClApi*, cl_event>> owned(bridge);
+  std::unique_ptr<Bridge> bridge(static_cast<Bridge*>(data));
+  bridge->api->clSetUserEventStatus(bridge->gate, CL_COMPLETE);
+  bridge->releases->gate_set(*bridge->api);
+  bridge->api->clReleaseEvent(bridge->gate);
 }
 
 }  // namespace
@@ -60,10 +68,15 @@ xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
   return guarded(s, "event_record", [&]() -> xal_status_t {
     const ClApi& api = event->device->backend->api();
     cl_event marker = nullptr;
-    cl_int rc = api.clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &marker);
+    cl_int rc = submit(*stream, [&](cl_event* ev) {
+      const cl_int r = api.clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, ev);
+      if (r == CL_SUCCESS) {
+        api.clRetainEvent(*ev);  // one reference for the stream, one for the event
+        marker = *ev;
+      }
+      return r;
+    });
     if (rc != CL_SUCCESS) return report_cl(s, rc, "clEnqueueMarkerWithWaitList");
-    api.clRetainEvent(marker);
-    remember(*stream, marker);
     {
       std::lock_guard lock(event->mutex);
       if (event->event != nullptr) api.clReleaseEvent(event->event);
@@ -84,10 +97,10 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
     if (ev == nullptr) return XAL_SUCCESS;  // never recorded: nothing to wait for
     cl_int rc = CL_SUCCESS;
     if (ev_context == stream->device->context) {
-      cl_event barrier = nullptr;
-      rc = api.clEnqueueBarrierWithWaitList(stream->queue, 1, &ev, &barrier);
+      rc = submit(*stream, [&](cl_event* barrier) {
+        return api.clEnqueueBarrierWithWaitList(stream->queue, 1, &ev, barrier);
+      });
       api.clReleaseEvent(ev);
-      remember(*stream, barrier);
       if (rc != CL_SUCCESS) return report_cl(s, rc, "clEnqueueBarrierWithWaitList");
     } else {
       // Events of another context cannot be waited on directly: bridge
@@ -97,17 +110,20 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
         api.clReleaseEvent(ev);
         return report_cl(s, rc, "clCreateUserEvent");
       }
-      cl_event barrier = nullptr;
-      rc = api.clEnqueueBarrierWithWaitList(stream->queue, 1, &gate, &barrier);
-      remember(*stream, barrier);
+      DeferredReleases& releases = stream->device->backend->releases;
+      releases.gate_created();
+      rc = submit(*stream, [&](cl_event* barrier) {
+        return api.clEnqueueBarrierWithWaitList(stream->queue, 1, &gate, barrier);
+      });
       if (rc == CL_SUCCESS) {
-        auto bridge = std::make_unique<std::pair<const ClApi*, cl_event>>(&api, gate);
+        auto bridge = std::make_unique<Bridge>(Bridge{&api, &releases, gate});
         rc = api.clSetEventCallback(ev, CL_COMPLETE, open_gate, bridge.get());
         if (rc == CL_SUCCESS) bridge.release();
       }
       api.clReleaseEvent(ev);
       if (rc != CL_SUCCESS) {
         api.clSetUserEventStatus(gate, CL_COMPLETE);
+        releases.gate_set(api);
         api.clReleaseEvent(gate);
         return report_cl(s, rc, "stream_wait_event");
       }
@@ -124,7 +140,13 @@ xal_status_t event_synchronize(xal_bevent_t* event) {
     cl_event ev = current(*event);
     if (ev == nullptr) return XAL_SUCCESS;
     const cl_int rc = api.clWaitForEvents(1, &ev);
+    // The recorded work failed: report its own code rather than the wait's.
+    const cl_int failed =
+        rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? command_error(api, ev) : CL_SUCCESS;
     api.clReleaseEvent(ev);
+    if (failed != CL_SUCCESS) {
+      return report_cl(s, failed, "event_synchronize", "the recorded work failed");
+    }
     return rc == CL_SUCCESS ? XAL_SUCCESS : report_cl(s, rc, "clWaitForEvents");
   });
 }

@@ -195,7 +195,7 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
     std::lock_guard lock(kernel->mutex);
     std::vector<cl_mem> sub_buffers;
     auto release_subs = [&] {
-      for (cl_mem m : sub_buffers) api.clReleaseMemObject(m);
+      for (cl_mem m : sub_buffers) stream->device->backend->releases.release(api, m);
     };
     for (size_t i = 0; i < arg_count; ++i) {
       const size_t size = config->arg_sizes[i];
@@ -266,10 +266,10 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
       global[d] = static_cast<size_t>(config->grid[d]) * config->block[d];
     }
     const cl_uint dims = global[2] > 1 ? 3 : global[1] > 1 ? 2 : 1;
-    cl_event ev = nullptr;
-    cl_int rc = api.clEnqueueNDRangeKernel(stream->queue, kernel->kernel, dims, nullptr, global,
-                                           local, 0, nullptr, &ev);
-    remember(*stream, ev);
+    cl_int rc = submit(*stream, [&](cl_event* ev) {
+      return api.clEnqueueNDRangeKernel(stream->queue, kernel->kernel, dims, nullptr, global,
+                                        local, 0, nullptr, ev);
+    });
     release_subs();  // the queued command keeps what it needs
     if (rc != CL_SUCCESS) {
       return report_cl(s, rc, "clEnqueueNDRangeKernel", "kernel '" + kernel->name + "'");

@@ -30,6 +30,7 @@ void destroy(xal_backend_s& b) {
   for (auto& m : b.modules.take_all()) release_module(*m);
   for (auto& s : b.streams.take_all()) release_stream(*s);
   for (auto& e : b.events.take_all()) release_event(*e);
+  b.releases.release_all(api);
   {
     std::lock_guard lock(b.host_mutex);
     for (auto& [ptr, h] : b.host_allocations) {

@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "entries.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace xal::opencl {
@@ -12,12 +13,36 @@ const xal_backend_services_t* services_of(const xal_bstream_s* stream) {
 }
 
 // Submits what was enqueued so that it runs without a later synchronise.
-xal_status_t flush(xal_bstream_s* stream, cl_int rc, const char* what, cl_event ev) {
+xal_status_t flush(xal_bstream_s* stream, cl_int rc, const char* what) {
   if (rc != CL_SUCCESS) return report_cl(services_of(stream), rc, what);
-  remember(*stream, ev);
   rc = stream->device->backend->api().clFlush(stream->queue);
   if (rc != CL_SUCCESS) return report_cl(services_of(stream), rc, "clFlush");
   return XAL_SUCCESS;
+}
+
+// Overlapping copies that take at most this many pieces are split into
+// pieces that do not overlap; others are staged through a temporary buffer.
+constexpr size_t kMaxOverlapPieces = 16;
+
+// Copies [src, src+bytes) to [dst, dst+bytes) of one buffer, ranges that
+// overlap (dst != src), as pieces of |dst - src| bytes, each of which
+// reads what no earlier piece has written: from the low end when copying
+// down, from the high end when copying up. The queue is in order.
+cl_int copy_in_pieces(xal_bstream_s& stream, cl_mem mem, size_t src, size_t dst, size_t bytes) {
+  const ClApi& api = stream.device->backend->api();
+  const size_t step = dst > src ? dst - src : src - dst;
+  return submit(stream, [&](cl_event* ev) {
+    cl_int rc = CL_SUCCESS;
+    size_t done = 0;
+    while (rc == CL_SUCCESS && done < bytes) {
+      const size_t len = std::min(step, bytes - done);
+      const size_t at = dst < src ? done : bytes - done - len;
+      done += len;
+      rc = api.clEnqueueCopyBuffer(stream.queue, mem, mem, src + at, dst + at, len, 0, nullptr,
+                                   done == bytes ? ev : nullptr);
+    }
+    return rc;
+  });
 }
 
 }  // namespace
@@ -30,10 +55,11 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst, const void* sr
     Resolved r;
     xal_status_t st = resolve_or_report(b, stream->device->context, dst, bytes, "memcpy_htod", r);
     if (st != XAL_SUCCESS) return st;
-    cl_event ev = nullptr;
-    const cl_int rc = b.api().clEnqueueWriteBuffer(stream->queue, r.mem, CL_FALSE, r.offset,
-                                                   bytes, src, 0, nullptr, &ev);
-    return flush(stream, rc, "clEnqueueWriteBuffer", ev);
+    const cl_int rc = submit(*stream, [&](cl_event* ev) {
+      return b.api().clEnqueueWriteBuffer(stream->queue, r.mem, CL_FALSE, r.offset, bytes, src,
+                                          0, nullptr, ev);
+    });
+    return flush(stream, rc, "clEnqueueWriteBuffer");
   });
 }
 
@@ -44,10 +70,11 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src, siz
     Resolved r;
     xal_status_t st = resolve_or_report(b, stream->device->context, src, bytes, "memcpy_dtoh", r);
     if (st != XAL_SUCCESS) return st;
-    cl_event ev = nullptr;
-    const cl_int rc = b.api().clEnqueueReadBuffer(stream->queue, r.mem, CL_FALSE, r.offset,
-                                                  bytes, dst, 0, nullptr, &ev);
-    return flush(stream, rc, "clEnqueueReadBuffer", ev);
+    const cl_int rc = submit(*stream, [&](cl_event* ev) {
+      return b.api().clEnqueueReadBuffer(stream->queue, r.mem, CL_FALSE, r.offset, bytes, dst,
+                                         0, nullptr, ev);
+    });
+    return flush(stream, rc, "clEnqueueReadBuffer");
   });
 }
 
@@ -62,10 +89,41 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t s
       st = resolve_or_report(b, stream->device->context, src, bytes, "memcpy_dtod", sr);
     }
     if (st != XAL_SUCCESS) return st;
-    cl_event ev = nullptr;
-    const cl_int rc = b.api().clEnqueueCopyBuffer(stream->queue, sr.mem, d.mem, sr.offset,
-                                                  d.offset, bytes, 0, nullptr, &ev);
-    return flush(stream, rc, "clEnqueueCopyBuffer", ev);
+    if (d.mem == sr.mem && d.offset == sr.offset) return XAL_SUCCESS;  // onto itself
+    const ClApi& api = b.api();
+    const bool overlap = d.mem == sr.mem && d.offset < sr.offset + bytes &&
+                         sr.offset < d.offset + bytes;
+    if (!overlap) {
+      const cl_int rc = submit(*stream, [&](cl_event* ev) {
+        return api.clEnqueueCopyBuffer(stream->queue, sr.mem, d.mem, sr.offset, d.offset, bytes,
+                                       0, nullptr, ev);
+      });
+      return flush(stream, rc, "clEnqueueCopyBuffer");
+    }
+    // OpenCL refuses overlapping ranges (CL_MEM_COPY_OVERLAP).
+    const size_t distance = d.offset > sr.offset ? d.offset - sr.offset : sr.offset - d.offset;
+    if ((bytes + distance - 1) / distance <= kMaxOverlapPieces) {
+      return flush(stream, copy_in_pieces(*stream, d.mem, sr.offset, d.offset, bytes),
+                   "clEnqueueCopyBuffer");
+    }
+    cl_int rc = CL_SUCCESS;
+    cl_mem staging = api.clCreateBuffer(stream->device->context, CL_MEM_READ_WRITE, bytes,
+                                        nullptr, &rc);
+    if (rc != CL_SUCCESS) {
+      return report_cl(services_of(stream), rc, "clCreateBuffer", "staging an overlapping copy");
+    }
+    rc = submit(*stream, [&](cl_event* ev) {
+      cl_int r = api.clEnqueueCopyBuffer(stream->queue, sr.mem, staging, sr.offset, 0, bytes, 0,
+                                         nullptr, nullptr);
+      if (r == CL_SUCCESS) {
+        r = api.clEnqueueCopyBuffer(stream->queue, staging, d.mem, 0, d.offset, bytes, 0,
+                                    nullptr, ev);
+      }
+      return r;
+    });
+    // Freed by OpenCL once the copies are done.
+    stream->device->backend->releases.release(api, staging);
+    return flush(stream, rc, "clEnqueueCopyBuffer");
   });
 }
 
@@ -115,11 +173,11 @@ xal_status_t memset_bytes(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value
     xal_status_t st = resolve_or_report(b, stream->device->context, dst, bytes, "memset", r);
     if (st != XAL_SUCCESS) return st;
     const cl_uchar pattern = value;
-    cl_event ev = nullptr;
-    const cl_int rc = b.api().clEnqueueFillBuffer(stream->queue, r.mem, &pattern,
-                                                  sizeof(pattern), r.offset, bytes, 0,
-                                                  nullptr, &ev);
-    return flush(stream, rc, "clEnqueueFillBuffer", ev);
+    const cl_int rc = submit(*stream, [&](cl_event* ev) {
+      return b.api().clEnqueueFillBuffer(stream->queue, r.mem, &pattern, sizeof(pattern),
+                                         r.offset, bytes, 0, nullptr, ev);
+    });
+    return flush(stream, rc, "clEnqueueFillBuffer");
   });
 }
 

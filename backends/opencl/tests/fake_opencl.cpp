@@ -1,16 +1,36 @@
-// A fake OpenCL library for the init error paths, loaded through
+// A fake OpenCL library for what real drivers do not produce on demand
+// (init failures, failed commands, races), loaded through
 // XAL_OPENCL_LIBRARY in place of libOpenCL.so.1. XAL_FAKE_OPENCL_MODE picks
 // what it reports:
 //   no_platform    clGetPlatformIDs: CL_PLATFORM_NOT_FOUND_KHR
 //   no_device      one platform "Fake Platform" without devices
 //   context_fails  one GPU device; clCreateContext: CL_OUT_OF_HOST_MEMORY
+//   command_fails  one GPU device whose queues take markers and barriers;
+//                  every command ends with CL_OUT_OF_RESOURCES while clFinish
+//                  succeeds, and clWaitForEvents on one gives
+//                  CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+//   enqueue_race   as command_fails, but the first command of a context is
+//                  CL_COMPLETE and later ones stay CL_RUNNING; the first
+//                  marker or barrier returns only once clFlush has been
+//                  called (or after a second), so that a second thread's
+//                  whole submission runs inside the first one's enqueue
+//   gates          as command_fails, but commands complete, event callbacks
+//                  run at once, buffers and user events exist, and a
+//                  clReleaseMemObject while a user event is unset (undefined
+//                  per clSetUserEventStatus) is counted; the tests read the
+//                  counts through xal_fake_opencl_counts()
 // Every other function (fake_opencl_stubs.cpp) returns CL_INVALID_OPERATION.
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
@@ -25,6 +45,59 @@ std::string mode() {
 // Fake handles: addresses of statics, never dereferenced by the caller.
 int g_platform;
 int g_device;
+int g_context;
+int g_queue;
+
+bool runs_commands() {
+  const std::string m = mode();
+  return m == "command_fails" || m == "enqueue_race" || m == "gates";
+}
+
+}  // namespace
+
+// A command's event, reference counted.
+struct _cl_event {
+  std::atomic<int> refs{1};
+  cl_int status = CL_COMPLETE;
+};
+
+namespace {
+
+// enqueue_race: commands created since the context, and clFlush calls.
+std::mutex g_mutex;
+std::condition_variable g_flushed;
+int g_commands = 0;
+int g_flushes = 0;
+// gates: user events not yet set, live buffers, releases while one was unset.
+int g_unset_user_events = 0;
+int g_live_buffers = 0;
+int g_bad_releases = 0;
+
+cl_int new_command(cl_event* out) {
+  auto* ev = new _cl_event;
+  int index = 0;
+  {
+    std::lock_guard lock(g_mutex);
+    index = g_commands++;
+  }
+  if (mode() == "command_fails") {
+    ev->status = CL_OUT_OF_RESOURCES;
+  } else if (mode() == "gates") {
+    ev->status = CL_COMPLETE;
+  } else {
+    ev->status = index == 0 ? CL_COMPLETE : CL_RUNNING;
+    if (index == 0) {
+      std::unique_lock lock(g_mutex);
+      g_flushed.wait_for(lock, std::chrono::seconds(1), [] { return g_flushes > 0; });
+    }
+  }
+  if (out != nullptr) {
+    *out = ev;
+  } else {
+    delete ev;
+  }
+  return CL_SUCCESS;
+}
 
 cl_int put_string(const char* text, size_t size, void* value, size_t* size_ret) {
   const size_t n = std::strlen(text) + 1;
@@ -102,8 +175,126 @@ FAKE_EXPORT cl_context CL_API_CALL clCreateContext(const cl_context_properties*,
                                                    void(CL_CALLBACK*)(const char*, const void*,
                                                                       size_t, void*),
                                                    void*, cl_int* rc) {
+  if (runs_commands()) {
+    std::lock_guard lock(g_mutex);
+    g_commands = 0;
+    g_flushes = 0;
+    g_unset_user_events = 0;
+    g_live_buffers = 0;
+    g_bad_releases = 0;
+    if (rc != nullptr) *rc = CL_SUCCESS;
+    return reinterpret_cast<cl_context>(&g_context);
+  }
   if (rc != nullptr) *rc = CL_OUT_OF_HOST_MEMORY;
   return nullptr;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clReleaseContext(cl_context) { return CL_SUCCESS; }
+
+FAKE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context, cl_device_id,
+                                                              cl_command_queue_properties,
+                                                              cl_int* rc) {
+  if (rc != nullptr) *rc = CL_SUCCESS;
+  return reinterpret_cast<cl_command_queue>(&g_queue);
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue) { return CL_SUCCESS; }
+FAKE_EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue) { return CL_SUCCESS; }
+FAKE_EXPORT cl_int CL_API_CALL clFinish(cl_command_queue) { return CL_SUCCESS; }
+
+FAKE_EXPORT cl_int CL_API_CALL clFlush(cl_command_queue) {
+  {
+    std::lock_guard lock(g_mutex);
+    ++g_flushes;
+  }
+  g_flushed.notify_all();
+  return CL_SUCCESS;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue, cl_uint,
+                                                           const cl_event*, cl_event* out) {
+  return new_command(out);
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue, cl_uint,
+                                                            const cl_event*, cl_event* out) {
+  return new_command(out);
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clRetainEvent(cl_event ev) {
+  ev->refs.fetch_add(1);
+  return CL_SUCCESS;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clReleaseEvent(cl_event ev) {
+  if (ev->refs.fetch_sub(1) == 1) delete ev;
+  return CL_SUCCESS;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clGetEventInfo(cl_event ev, cl_event_info param, size_t size,
+                                              void* value, size_t* size_ret) {
+  if (param != CL_EVENT_COMMAND_EXECUTION_STATUS) return CL_INVALID_VALUE;
+  return put_value<cl_int>(ev->status, size, value, size_ret);
+}
+
+FAKE_EXPORT cl_event CL_API_CALL clCreateUserEvent(cl_context, cl_int* rc) {
+  auto* ev = new _cl_event;
+  ev->status = CL_SUBMITTED;
+  {
+    std::lock_guard lock(g_mutex);
+    ++g_unset_user_events;
+  }
+  if (rc != nullptr) *rc = CL_SUCCESS;
+  return ev;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clSetUserEventStatus(cl_event ev, cl_int status) {
+  ev->status = status;
+  std::lock_guard lock(g_mutex);
+  --g_unset_user_events;
+  return CL_SUCCESS;
+}
+
+// Commands are complete when enqueued: the callback runs at once.
+FAKE_EXPORT cl_int CL_API_CALL clSetEventCallback(cl_event ev, cl_int,
+                                                  void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
+                                                  void* user) {
+  fn(ev, ev->status, user);
+  return CL_SUCCESS;
+}
+
+FAKE_EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context, cl_mem_flags, size_t, void*,
+                                              cl_int* rc) {
+  {
+    std::lock_guard lock(g_mutex);
+    ++g_live_buffers;
+  }
+  if (rc != nullptr) *rc = CL_SUCCESS;
+  return reinterpret_cast<cl_mem>(new char);
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
+  delete reinterpret_cast<char*>(mem);
+  std::lock_guard lock(g_mutex);
+  --g_live_buffers;
+  if (g_unset_user_events > 0) ++g_bad_releases;
+  return CL_SUCCESS;
+}
+
+// gates: {user events not yet set, live buffers, buffer releases made while
+// a user event was unset}.
+FAKE_EXPORT void xal_fake_opencl_counts(int* out) {
+  std::lock_guard lock(g_mutex);
+  out[0] = g_unset_user_events;
+  out[1] = g_live_buffers;
+  out[2] = g_bad_releases;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event* list) {
+  for (cl_uint i = 0; i < n; ++i) {
+    if (list[i]->status < 0) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  }
+  return CL_SUCCESS;
 }
 
 }  // extern "C"

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -222,6 +223,43 @@ TEST_F(OpenclKernel, ReduceExtensionOverDtypes) {
             XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(t->mem_free(dev, a), XAL_SUCCESS);
   EXPECT_EQ(t->mem_free(dev, b), XAL_SUCCESS);
+}
+
+// The divisor is not narrowed to the element type: 200 and 256 for 8-bit
+// types, 3e9 for int.
+TEST_F(OpenclKernel, DivideByLargeDivisors) {
+  auto* ext = static_cast<const xal_opencl_reduce_v1_t*>(
+      t->get_extension(instance.get(), XAL_OPENCL_REDUCE_EXTENSION));
+  ASSERT_NE(ext, nullptr);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(t->mem_alloc(dev, 64, &a), XAL_SUCCESS);
+  const std::vector<int8_t> i8 = {-128, 127, 100, -100, -1, 0};
+  const std::vector<uint8_t> u8 = {255, 200, 199, 1, 0, 128};
+  for (uint32_t divisor : {2u, 200u, 256u}) {
+    std::vector<int8_t> io(i8.size());
+    std::vector<uint8_t> uo(u8.size());
+    ASSERT_EQ(t->memcpy_htod(stream, a, i8.data(), i8.size()), XAL_SUCCESS);
+    ASSERT_EQ(ext->divide(stream, a, i8.size(), XAL_DTYPE_I8, divisor), XAL_SUCCESS);
+    ASSERT_EQ(t->memcpy_dtoh(stream, io.data(), a, io.size()), XAL_SUCCESS);
+    ASSERT_EQ(t->memcpy_htod(stream, a + 32, u8.data(), u8.size()), XAL_SUCCESS);
+    ASSERT_EQ(ext->divide(stream, a + 32, u8.size(), XAL_DTYPE_U8, divisor), XAL_SUCCESS);
+    ASSERT_EQ(t->memcpy_dtoh(stream, uo.data(), a + 32, uo.size()), XAL_SUCCESS);
+    ASSERT_EQ(t->stream_synchronize(stream), XAL_SUCCESS) << last_error().message;
+    for (size_t i = 0; i < i8.size(); ++i) {
+      EXPECT_EQ(io[i], static_cast<int8_t>(i8[i] / static_cast<int32_t>(divisor)))
+          << "i8 " << int{i8[i]} << " / " << divisor;
+      EXPECT_EQ(uo[i], static_cast<uint8_t>(u8[i] / divisor))
+          << "u8 " << int{u8[i]} << " / " << divisor;
+    }
+  }
+  const std::vector<int32_t> i32 = {INT32_MIN, INT32_MAX, -7, 7};
+  std::vector<int32_t> o32(i32.size());
+  ASSERT_EQ(t->memcpy_htod(stream, a, i32.data(), i32.size() * 4), XAL_SUCCESS);
+  ASSERT_EQ(ext->divide(stream, a, i32.size(), XAL_DTYPE_I32, 3000000000u), XAL_SUCCESS);
+  ASSERT_EQ(t->memcpy_dtoh(stream, o32.data(), a, o32.size() * 4), XAL_SUCCESS);
+  ASSERT_EQ(t->stream_synchronize(stream), XAL_SUCCESS);
+  for (size_t i = 0; i < i32.size(); ++i) EXPECT_EQ(o32[i], 0) << i32[i];
+  EXPECT_EQ(t->mem_free(dev, a), XAL_SUCCESS);
 }
 
 }  // namespace

@@ -190,6 +190,31 @@ TEST_F(OpenclDevice, CopiesAllDirectionsAtOddSizesAndOffsets) {
   EXPECT_EQ(t->mem_free(dev, b), XAL_SUCCESS);
 }
 
+// memcpy_dtod onto itself and across overlapping ranges, both directions,
+// split into pieces (distance 700, 1000) and staged (distance 1, 3), as memmove.
+TEST_F(OpenclDevice, OverlappingDeviceCopiesActAsMemmove) {
+  constexpr size_t kSize = 4096;
+  xal_devptr_t a = 0;
+  ASSERT_EQ(t->mem_alloc(dev, kSize, &a), XAL_SUCCESS);
+  const std::vector<uint8_t> src = pattern(kSize, 5);
+  struct Case {
+    size_t from, to, bytes;
+  };
+  for (const Case c : {Case{100, 100, 2000}, Case{0, 1000, 3000}, Case{1000, 0, 3000},
+                       Case{0, 700, 3000}, Case{700, 0, 3000}, Case{10, 13, 4000},
+                       Case{13, 10, 4000}, Case{1, 0, 4095}}) {
+    ASSERT_EQ(t->memcpy_htod(stream, a, src.data(), kSize), XAL_SUCCESS);
+    ASSERT_EQ(t->memcpy_dtod(stream, a + c.to, a + c.from, c.bytes), XAL_SUCCESS)
+        << c.from << " -> " << c.to << ": " << last_error().message;
+    std::vector<uint8_t> want = src, got(kSize);
+    std::memmove(want.data() + c.to, want.data() + c.from, c.bytes);
+    ASSERT_EQ(t->memcpy_dtoh(stream, got.data(), a, kSize), XAL_SUCCESS);
+    ASSERT_EQ(t->stream_synchronize(stream), XAL_SUCCESS);
+    EXPECT_EQ(got, want) << c.bytes << " bytes " << c.from << " -> " << c.to;
+  }
+  EXPECT_EQ(t->mem_free(dev, a), XAL_SUCCESS);
+}
+
 TEST_F(OpenclDevice, OutOfBoundsAndUnknownAddresses) {
   xal_devptr_t a = 0;
   ASSERT_EQ(t->mem_alloc(dev, 100, &a), XAL_SUCCESS);

@@ -19,27 +19,30 @@
     }                                                                         \
   }
 
-#define XAL_DIVIDE(TNAME, T)                                                  \
+// The divide runs in W, a type that holds every value of T and every uint
+// divisor: in T itself a divisor of 256 would become 0 for 8-bit types and
+// one of 2^31 or more negative for int.
+#define XAL_DIVIDE(TNAME, T, W)                                               \
   __kernel void xal_divide_##TNAME(__global T* dst, ulong dst_off, ulong n,   \
                                    uint divisor) {                            \
     size_t i = get_global_id(0);                                              \
-    if (i < n) dst[dst_off + i] = dst[dst_off + i] / (T)divisor;              \
+    if (i < n) dst[dst_off + i] = (T)((W)dst[dst_off + i] / (W)divisor);      \
   }
 
-#define XAL_ALL_OPS(TNAME, T)         \
+#define XAL_ALL_OPS(TNAME, T, W)      \
   XAL_REDUCE(sum, XAL_SUM, TNAME, T)  \
   XAL_REDUCE(prod, XAL_PROD, TNAME, T) \
   XAL_REDUCE(min, XAL_MIN, TNAME, T)  \
   XAL_REDUCE(max, XAL_MAX, TNAME, T)  \
-  XAL_DIVIDE(TNAME, T)
+  XAL_DIVIDE(TNAME, T, W)
 
-XAL_ALL_OPS(i8, char)
-XAL_ALL_OPS(u8, uchar)
-XAL_ALL_OPS(i32, int)
-XAL_ALL_OPS(u32, uint)
-XAL_ALL_OPS(i64, long)
-XAL_ALL_OPS(u64, ulong)
-XAL_ALL_OPS(f32, float)
+XAL_ALL_OPS(i8, char, long)
+XAL_ALL_OPS(u8, uchar, ulong)
+XAL_ALL_OPS(i32, int, long)
+XAL_ALL_OPS(u32, uint, ulong)
+XAL_ALL_OPS(i64, long, long)
+XAL_ALL_OPS(u64, ulong, ulong)
+XAL_ALL_OPS(f32, float, float)
 
 // 16-bit floats are stored as ushort and computed in float.
 float xal_load_f16(__global const ushort* p, size_t i) {
@@ -95,5 +98,5 @@ XAL_ALL_OPS16(bf16)
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-XAL_ALL_OPS(f64, double)
+XAL_ALL_OPS(f64, double, double)
 #endif
