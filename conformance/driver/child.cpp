@@ -16,6 +16,31 @@
 extern char** environ;
 
 namespace conform_driver {
+namespace {
+
+// Owns a started child: unless released (the child was reaped), kills its
+// process group and reaps it on destruction, so that an exception thrown
+// while it runs (from `poll`, say) never leaves it running. Not thread-safe.
+class ChildGuard {
+ public:
+  explicit ChildGuard(pid_t pid) : pid_(pid) {}
+  ~ChildGuard() {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  ChildGuard(const ChildGuard&) = delete;
+  ChildGuard& operator=(const ChildGuard&) = delete;
+  void release() { pid_ = -1; }
+
+ private:
+  pid_t pid_;
+};
+
+}  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv,
                       const std::map<std::string, std::string>& env,
@@ -63,12 +88,17 @@ ChildResult run_child(const std::vector<std::string>& argv,
   ::setpgid(pid, pid);  // also from the parent, to avoid a race
   ::close(log_fd);
   result.started = true;
+  ChildGuard guard(pid);
   const auto start = std::chrono::steady_clock::now();
   int status = 0;
   for (;;) {
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
+    if (done == pid) {
+      guard.release();
+      break;
+    }
     if (done < 0 && errno != EINTR) {
+      guard.release();  // not ours to wait for any more
       result.start_error = std::string("waitpid: ") + std::strerror(errno);
       return result;
     }

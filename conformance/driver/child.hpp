@@ -20,8 +20,9 @@ struct ChildResult {
 // Runs argv[0] (a path) with `argv`, the current environment plus `env`,
 // stdout and stderr appended to `log_path`. `poll` runs about every 50 ms
 // while the child lives; when it returns true, or after `timeout_s`, the
-// child's process group is killed with SIGKILL and timed_out is set.
-// Not thread-safe (uses waitpid on its own child).
+// child's process group is killed with SIGKILL and timed_out is set. When
+// `poll` throws, the process group is killed and the child reaped before
+// the exception leaves. Not thread-safe (uses waitpid on its own child).
 ChildResult run_child(const std::vector<std::string>& argv,
                       const std::map<std::string, std::string>& env,
                       const std::string& log_path, double timeout_s,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,7 @@ struct TestResult {
 struct Figure {
   std::string test;
   std::string name;
-  double value = 0;
+  std::optional<double> value;  // none when the suite gave no finite number
   std::string unit;
   int device = -1;
 };

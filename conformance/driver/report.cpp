@@ -142,7 +142,9 @@ std::string json_report(const Platform& platform, const RunResult& run,
   doc["tests"] = tests;
   json figures = json::array();
   for (const Figure& f : run.figures) {
-    json entry = {{"test", f.test}, {"name", f.name}, {"value", f.value},
+    // A figure the suite gave no finite number for: value null.
+    json entry = {{"test", f.test}, {"name", f.name},
+                  {"value", f.value ? json(*f.value) : json(nullptr)},
                   {"unit", f.unit}, {"group", group_of(f.test)}};
     entry["device"] = f.device >= 0 ? json(f.device) : json(nullptr);
     figures.push_back(std::move(entry));

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -101,6 +103,31 @@ class Progress {
   const std::map<int, std::string>& names_;
 };
 
+// Fields of an event read defensively: a line the suite wrote (or a
+// non-finite number, which nlohmann writes as null) never throws.
+std::string text_field(const json& e, const char* key) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+std::optional<double> number_field(const json& e, const char* key) {
+  const auto it = e.find(key);
+  if (it == e.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+int device_field(const json& e, const char* key) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_number_integer() ? it->get<int>() : -1;
+}
+std::vector<int> devices_field(const json& e, const char* key) {
+  std::vector<int> out;
+  const auto it = e.find(key);
+  if (it == e.end() || !it->is_array()) return out;
+  for (const json& d : *it)
+    if (d.is_number_integer()) out.push_back(d.get<int>());
+  return out;
+}
+
 std::string outcome_of(const std::string& gtest_outcome) {
   if (gtest_outcome == "passed") return kPassed;
   if (gtest_outcome == "skipped") return kUnsupported;
@@ -189,32 +216,32 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
       std::vector<int> running_devices;
       auto running_since = std::chrono::steady_clock::now();
       auto handle = [&](const json& e) {
-        const std::string kind = e.value("event", "");
-        const std::string test = e.value("test", "");
+        const std::string kind = text_field(e, "event");
+        const std::string test = text_field(e, "test");
         if (kind == "start") {
           running = test;
           running_since = std::chrono::steady_clock::now();
           running_devices.clear();
           progress.running(group, test, running_devices);
         } else if (kind == "devices" && test == running) {
-          running_devices = e.value("devices", std::vector<int>{});
+          running_devices = devices_field(e, "devices");
           progress.running(group, test, running_devices);
         } else if (kind == "figure") {
           Figure f;
           f.test = test;
-          f.name = e.value("name", "");
-          f.value = e.value("value", 0.0);
-          f.unit = e.value("unit", "");
-          f.device = e.contains("device") && e["device"].is_number() ? e["device"].get<int>() : -1;
+          f.name = text_field(e, "name");
+          f.value = number_field(e, "value");
+          f.unit = text_field(e, "unit");
+          f.device = device_field(e, "device");
           run.figures.push_back(std::move(f));
         } else if (kind == "end") {
           TestResult r;
           r.name = test;
           r.group = group_of(test);
           r.devices = test == running ? running_devices : std::vector<int>{};
-          r.outcome = outcome_of(e.value("outcome", ""));
-          r.message = e.value("message", "");
-          r.duration_ms = e.value("duration_ms", 0.0);
+          r.outcome = outcome_of(text_field(e, "outcome"));
+          r.message = text_field(e, "message");
+          r.duration_ms = number_field(e, "duration_ms").value_or(0.0);
           progress.finished(r);
           ended[test] = std::move(r);
           running.clear();

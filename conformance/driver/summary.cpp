@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,9 @@ void print_summary(std::FILE* out, const Platform& platform, const RunResult& ru
     }
   }
   // Parity: figures named "<direction>.<size>MiB.<metric>".
-  std::map<int, std::map<std::string, std::map<int, std::pair<double, double>>>> parity;
+  // A figure the suite gave no finite number for shows as "n/a".
+  using Cell = std::pair<std::optional<double>, std::optional<double>>;
+  std::map<int, std::map<std::string, std::map<int, Cell>>> parity;
   for (const Figure& f : run.figures) {
     if (group_of(f.test) != "parity") continue;
     const size_t a = f.name.find('.');
@@ -81,9 +84,10 @@ void print_summary(std::FILE* out, const Platform& platform, const RunResult& ru
       for (const auto& [dir, sizes] : dirs) {
         std::string line = "    " + dir + ":";
         for (const auto& [size, cell] : sizes) {
-          char piece[80];
-          std::snprintf(piece, sizeof(piece), "  %dMiB %.3f (%.2f GB/s)", size,
-                        cell.first, cell.second);
+          char ratio[32] = "n/a", gbps[32] = "n/a", piece[96];
+          if (cell.first) std::snprintf(ratio, sizeof(ratio), "%.3f", *cell.first);
+          if (cell.second) std::snprintf(gbps, sizeof(gbps), "%.2f", *cell.second);
+          std::snprintf(piece, sizeof(piece), "  %dMiB %s (%s GB/s)", size, ratio, gbps);
           line += piece;
         }
         std::fprintf(out, "%s\n", line.c_str());

@@ -148,7 +148,7 @@ class Collectives : public conform::DeviceSetTest {
  protected:
   void SetUp() override {
     conform::DeviceSetTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     std::vector<xal_device_t> devs;
     std::vector<int> indices;
     for (const auto* d : devices()) {

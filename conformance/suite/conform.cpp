@@ -48,16 +48,21 @@ void Suite::initialize() {
   init_status_ = xal_init(nullptr);
   if (init_status_ != XAL_SUCCESS) {
     init_message_ = describe(init_status_);
+    problem_ = "xal_init failed in the suite: " + init_message_;
     return;
   }
   initialized_ = true;
   init_status_ = enumerate();
-  if (init_status_ != XAL_SUCCESS) init_message_ = describe(init_status_);
+  if (init_status_ != XAL_SUCCESS) {
+    init_message_ = describe(init_status_);
+    problem_ = "listing the devices failed in the suite: " + init_message_;
+  }
 }
 
 xal_status_t Suite::enumerate() {
   all_.clear();
   selected_.clear();
+  problem_.clear();
   uint32_t count = 0;
   xal_status_t s = xal_device_count(&count);
   if (s != XAL_SUCCESS) return s;
@@ -81,6 +86,19 @@ xal_status_t Suite::enumerate() {
     }
     if (!backend.empty() && backend != info.props.backend) continue;
     selected_.push_back(info);
+  }
+  // The driver names the devices it selected: each must be here.
+  std::string missing;
+  for (const uint32_t w : wanted) {
+    const bool found = std::any_of(selected_.begin(), selected_.end(),
+                                   [w](const DeviceInfo& d) { return d.index == w; });
+    if (!found) missing += (missing.empty() ? "" : ",") + std::to_string(w);
+  }
+  if (!missing.empty()) {
+    problem_ = "XAL_CONFORM_DEVICES selects device(s) " + missing + " but the suite found " +
+               std::to_string(all_.size()) + " device(s)" +
+               (backend.empty() ? std::string() : " (backend " + backend + ")") +
+               " and could not select them";
   }
   return XAL_SUCCESS;
 }
@@ -116,6 +134,7 @@ std::vector<DeviceParam> device_params() {
                        sanitize(info.props.backend)});
   }
   if (out.empty()) out.push_back({-1, "no_device"});
+  else if (!Suite::get().selection_problem().empty()) out.push_back({-1, "missing_devices"});
   return out;
 }
 
@@ -134,6 +153,8 @@ std::vector<PairParam> pair_params() {
     }
   }
   if (out.empty()) out.push_back({-1, -1, false, "no_pair"});
+  else if (!Suite::get().selection_problem().empty())
+    out.push_back({-1, -1, false, "missing_devices"});
   return out;
 }
 
@@ -171,6 +192,8 @@ std::vector<DeviceSetParam> set_params() {
     out.push_back(std::move(mixed));
   }
   if (out.empty()) out.push_back({{}, false, "no_set"});
+  else if (!Suite::get().selection_problem().empty())
+    out.push_back({{}, false, "missing_devices"});
   return out;
 }
 
@@ -186,11 +209,22 @@ std::string pair_param_name(const testing::TestParamInfo<PairParam>& p) {
   return p.param.label;
 }
 
+namespace {
+
+// SetUp of a placeholder parameter (no device, pair or set): unsupported
+// when nothing was selected, failed when the driver's selection could not
+// be honoured (Suite::selection_problem()).
+void nothing_selected(const char* why) {
+  const std::string& problem = Suite::get().selection_problem();
+  if (!problem.empty()) FAIL() << problem;
+  GTEST_SKIP() << kUnsupported << why;
+}
+
+}  // namespace
+
 void DeviceTest::SetUp() {
   const DeviceParam& param = GetParam();
-  if (param.index < 0) {
-    GTEST_SKIP() << kUnsupported << "no device selected";
-  }
+  if (param.index < 0) return nothing_selected("no device selected");
   ASSERT_TRUE(Suite::get().initialized())
       << "xal is not initialised: " << Suite::get().init_message();
   info_ = &Suite::get().device(static_cast<uint32_t>(param.index));
@@ -199,9 +233,7 @@ void DeviceTest::SetUp() {
 
 void PairTest::SetUp() {
   const PairParam& param = GetParam();
-  if (param.first < 0) {
-    GTEST_SKIP() << kUnsupported << "needs two selected devices";
-  }
+  if (param.first < 0) return nothing_selected("needs two selected devices");
   ASSERT_TRUE(Suite::get().initialized())
       << "xal is not initialised: " << Suite::get().init_message();
   first_ = &Suite::get().device(static_cast<uint32_t>(param.first));
@@ -211,9 +243,7 @@ void PairTest::SetUp() {
 
 void DeviceSetTest::SetUp() {
   const DeviceSetParam& param = GetParam();
-  if (param.devices.empty()) {
-    GTEST_SKIP() << kUnsupported << "needs two selected devices";
-  }
+  if (param.devices.empty()) return nothing_selected("needs two selected devices");
   ASSERT_TRUE(Suite::get().initialized())
       << "xal is not initialised: " << Suite::get().init_message();
   devices_.clear();

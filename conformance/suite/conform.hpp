@@ -42,6 +42,10 @@ class Suite {
   xal_status_t init_status() const { return init_status_; }
   const std::string& init_message() const { return init_message_; }
   bool initialized() const { return initialized_; }
+  // Why the devices the driver selected are not all here (xal_init or the
+  // listing failed, or XAL_CONFORM_DEVICES names a device the suite did not
+  // find); empty when they are. The placeholder parameters then fail.
+  const std::string& selection_problem() const { return problem_; }
   // Devices after selection; all_devices() before it.
   const std::vector<DeviceInfo>& devices() const { return selected_; }
   const std::vector<DeviceInfo>& all_devices() const { return all_; }
@@ -59,12 +63,14 @@ class Suite {
   bool validation_ = true;
   xal_status_t init_status_ = XAL_ERROR_NOT_INITIALIZED;
   std::string init_message_;
+  std::string problem_;
   std::vector<DeviceInfo> all_;
   std::vector<DeviceInfo> selected_;
 };
 
-// Parameter of a per-device fixture; index -1 means "no device selected"
-// (the test then reports itself unsupported).
+// Parameter of a per-device fixture; index -1 is a placeholder: "no device
+// selected" (the test then reports itself unsupported), or "the selected
+// devices are missing" (Suite::selection_problem(); the test fails).
 struct DeviceParam {
   int index = -1;
   std::string label;

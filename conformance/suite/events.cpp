@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -91,6 +92,7 @@ class EventWriter : public testing::EmptyTestEventListener {
 
 void record_figure(std::string_view name, double value, std::string_view unit,
                    int device) {
+  if (!std::isfinite(value)) return;  // no measurement (JSON has no NaN)
   testing::Test::RecordProperty(std::string(name), std::to_string(value));
   if (g_writer == nullptr) return;
   json line = {{"event", "figure"},

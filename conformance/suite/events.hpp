@@ -15,7 +15,8 @@ namespace conform {
 
 // Attaches a figure (a measurement) to the running test: it goes to the
 // events file (and so to the JSON report) and to the test's XML/JSON
-// properties. `device` is a global device index or -1. Not thread-safe:
+// properties. `device` is a global device index or -1. A value that is
+// not finite (NaN, infinite) is not recorded. Not thread-safe:
 // call from the test's own thread.
 void record_figure(std::string_view name, double value, std::string_view unit,
                    int device = -1);

@@ -1,10 +1,11 @@
 // The MPI side of a communicator across processes: an xal_comm_transport_t
 // (xal/xal_transport.h) over a duplicate of the caller's MPI communicator.
 // Every exchange is non-blocking MPI polled with MPI_Test until it
-// completes, the deadline passes (TIMEOUT) or abort() is called (ABORTED).
-// After either, the transport is broken: requests that did not complete are
-// left pending (MPI cannot cancel a collective), and every later call fails
-// at once with the same status.
+// completes, the deadline passes (TIMEOUT) or abort() is called (ABORTED);
+// after abort() no request is started. After either, the transport is
+// broken: requests that did not complete are left pending (MPI cannot
+// cancel a collective), and every later call fails at once with the same
+// status.
 //
 // MPI counts are `int`: an exchange larger than the piece limit (INT_MAX
 // elements; pieces.hpp) runs as several MPI calls, one after another within
@@ -152,6 +153,13 @@ xal_status_t MpiTransport::run(const char* what, size_t steps, uint32_t timeout_
   std::string why;
   xal_status_t s = XAL_SUCCESS;
   for (size_t i = 0; i < steps && s == XAL_SUCCESS; ++i) {
+    // After abort() no step starts: its requests would be left pending on
+    // the caller's buffers.
+    if (aborted_.load()) {
+      why = "aborted (xal_comm_abort)";
+      s = XAL_ERROR_ABORTED;
+      break;
+    }
     Requests requests;
     int rc;
     {

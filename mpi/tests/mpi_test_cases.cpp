@@ -214,10 +214,20 @@ void run_bad_input(Job& job) {
   // Local refusals: no exchange with other processes.
   CHECK(xal_comm_create_mpi(MPI_COMM_NULL, d, 1, nullptr, out) == XAL_ERROR_INVALID_ARGUMENT, "null comm");
   CHECK(last_message().find("MPI_COMM_NULL") != std::string::npos, "%s", last_message().c_str());
-  // Refusals that every process sees alike (after the exchange).
   xal_comm_options_t o{};
   o.struct_size = sizeof o;
   o.timeout_ms = 20000;
+  // An intercommunicator (rank 0 against the others: groups of different
+  // sizes) is refused by every process.
+  MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, job.rank == 0 ? 0 : 1, job.rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, job.rank == 0 ? 1 : 0, 17, &inter);
+  const xal_status_t is = xal_comm_create_mpi(inter, d, 1, &o, out);
+  CHECK(is == XAL_ERROR_INVALID_ARGUMENT, "intercommunicator: %d", is);
+  CHECK(last_message().find("intercommunicator") != std::string::npos, "%s", last_message().c_str());
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+  // Refusals that every process sees alike (after the exchange).
   CHECK(xal_comm_create_mpi(MPI_COMM_WORLD, d, 0, &o, out) == XAL_ERROR_INVALID_ARGUMENT, "n = 0");
   CHECK(last_message().find("n is 0") != std::string::npos, "%s", last_message().c_str());
   xal_device_t twice[] = {d[0], d[0]};
@@ -234,6 +244,17 @@ void run_bad_input(Job& job) {
     CHECK(last_message().find("XAL_MPI_TEST_MAX_COUNT") != std::string::npos, "%s", last_message().c_str());
     unsetenv("XAL_MPI_TEST_MAX_COUNT");
   }
+  // Options too small to hold timeout_ms are refused without reading it:
+  // rank 0's field says 1 ms, which would run out before the others come.
+  // (They come 200 ms late on purpose: a delay, not a synchronisation.)
+  xal_comm_options_t small = o;
+  small.struct_size = sizeof(size_t);  // struct_size alone
+  small.timeout_ms = 1;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (job.rank != 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const xal_status_t st = xal_comm_create_mpi(MPI_COMM_WORLD, d, 1, job.rank == 0 ? &small : &o, out);
+  CHECK(st == XAL_ERROR_INVALID_ARGUMENT, "options too small on rank 0: %d (%s)", st, last_message().c_str());
+  if (job.rank == 0) CHECK(last_message().find("struct_size") != std::string::npos, "%s", last_message().c_str());
   // Bad calls on a good communicator.
   if (!open(job, 20000)) return;
   xal_devptr_t buf;
