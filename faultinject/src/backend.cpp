@@ -126,7 +126,6 @@ xal_status_t FaultBackend::set_up(const char* argument) {
     }
     default_timeout_ms = *v;
   }
-  if (plan.timeout_ms > 0) default_timeout_ms = plan.timeout_ms;
 
   target_name = argument != nullptr && *argument != '\0' ? argument
                 : !plan.target.empty()                   ? plan.target
@@ -216,7 +215,7 @@ xal_status_t FaultBackend::set_up(const char* argument) {
 }
 
 void FaultBackend::stop() {
-  wake_hangs();
+  end_hangs();
   if (target != nullptr && t.shutdown != nullptr) t.shutdown(target);
   target = nullptr;
   comms.clear();
@@ -228,12 +227,19 @@ void FaultBackend::stop() {
   own_host.clear();
 }
 
-void FaultBackend::wake_hangs() {
+void FaultBackend::abort_comm(CommGroup& group) {
   {
     std::lock_guard lock(hang_mutex_);
-    ++wake_generation_;
+    group.aborts.fetch_add(1, std::memory_order_release);
   }
   hang_cv_.notify_all();
+}
+
+void FaultBackend::end_hangs() {
+  std::unique_lock lock(hang_mutex_);
+  stopping_ = true;
+  hang_cv_.notify_all();
+  hang_cv_.wait(lock, [&] { return active_hangs_ == 0; });
 }
 
 xal_status_t FaultBackend::load_plan(const char* text, uint32_t flags) {

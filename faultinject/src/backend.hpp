@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,8 +69,26 @@ struct FaultModule {
   std::unordered_map<xal_bkernel_t*, std::unique_ptr<FaultKernel>> kernels;
 };
 
+// The ranks made by one comm_create: aborting any of them ends the injected
+// hangs of all of them (as the targets abort the whole clique).
+struct CommGroup {
+  // Incremented under FaultBackend's hang mutex by every abort; read
+  // without it when a collective begins.
+  std::atomic<uint64_t> aborts{0};
+};
+
+// What a collective passes to FaultBackend::before: its communicator's
+// time-out and the group's abort count when the call began, so that an
+// abort from then on ends an injected hang.
+struct CommCall {
+  uint64_t timeout_ms = 0;
+  CommGroup* group = nullptr;
+  uint64_t aborts_seen = 0;
+};
+
 struct FaultComm {
   FaultDevice* device = nullptr;
+  std::shared_ptr<CommGroup> group;
   xal_bcomm_t* target = nullptr;
   uint32_t rank = 0;
   uint32_t size = 1;
@@ -131,25 +150,34 @@ class FaultBackend {
   // The checks before forwarding a call: sticky state of `dev` (and `dev2`),
   // pending async errors at a sync point, then the rules. Returns
   // XAL_SUCCESS to forward the call; `flip` receives a bitflip to apply to
-  // the output once the call succeeded.
+  // the output once the call succeeded. `comm` is the collective's
+  // communicator (nullptr for other calls).
   xal_status_t before(Op op, FaultDevice* dev, FaultDevice* dev2,
                       std::optional<uint64_t> bytes, uint64_t output_bytes,
                       std::optional<Decision>* flip,
-                      uint64_t hang_timeout_ms = 0);
+                      const CommCall* comm = nullptr);
+
+  // before() for one call on several devices (comm_create): the sticky
+  // state of each, then the rules once for the call (a rule for one device
+  // matches when it is among `devs`).
+  xal_status_t before_devices(Op op, std::span<FaultDevice* const> devs);
 
   // Corrupts the output of a call that succeeded on `stream`: host memory
   // `host` (dtoh) or device memory `dptr` of `dev` (`bytes` long).
   void flip_output(FaultStream* stream, FaultDevice* dev, xal_devptr_t dptr,
                    void* host, uint64_t bytes, const Decision& d);
 
-  // Clears `dev`'s sticky and pending errors, resets the target device and
-  // invalidates the device's wrappers.
+  // Clears `dev`'s sticky and pending errors, resets the target device and,
+  // once the target's reset succeeded, invalidates the device's wrappers
+  // (a target without device_reset keeps its objects, and so do they).
   xal_status_t reset_device(FaultDevice* dev);
   xal_status_t health(FaultDevice* dev, xal_device_health_t* out);
 
   // Plan control (xal_fault.h).
   xal_status_t load_plan(const char* text, uint32_t flags);
-  void wake_hangs();
+  // Ends with ABORTED the injected hangs of `group`'s collectives that
+  // began before this call, including those not yet waiting. Thread-safe.
+  void abort_comm(CommGroup& group);
 
   const xal_backend_services_t* services;
   xal_backend_table_t t{};  // the target's table, entries past its size NULL
@@ -160,6 +188,8 @@ class FaultBackend {
   std::vector<std::unique_ptr<FaultDevice>> devices;
   Engine engine;
   FaultLog log;
+  // The hang time-out when neither the rule, its plan nor the communicator
+  // gives one: XAL_COMM_TIMEOUT_MS, else 10 s.
   uint64_t default_timeout_ms = 10000;
   std::optional<uint64_t> seed_override;
   ObjectSet<FaultStream> streams;
@@ -172,10 +202,28 @@ class FaultBackend {
  private:
   xal_status_t inject(Decision& d, Op op, FaultDevice* dev,
                       std::optional<uint64_t> bytes,
-                      std::optional<Decision>* flip, uint64_t hang_timeout_ms);
+                      std::optional<Decision>* flip, const CommCall* comm);
   xal_status_t sticky_error(FaultDevice* dev, Op op);
+  // Reports the pending asynchronous error `e` that this call took from
+  // `dev` (it is delivered once).
+  xal_status_t report_pending(FaultDevice* dev, Op op, const ErrorSpec& e,
+                              const std::string& message);
   xal_status_t hang(const Decision& d, Op op, FaultDevice* dev,
-                    uint64_t timeout_ms);
+                    const CommCall* comm);
+  // Ends every injected hang, refuses new ones, and returns once no thread
+  // is left in one (see ActiveHang). Thread-safe.
+  void end_hangs();
+  // Counts one injected hang in active_hangs_ while it lives.
+  class ActiveHang {
+   public:
+    explicit ActiveHang(FaultBackend& b);
+    ~ActiveHang();
+    ActiveHang(const ActiveHang&) = delete;
+    ActiveHang& operator=(const ActiveHang&) = delete;
+
+   private:
+    FaultBackend& backend_;
+  };
   void set_sticky(FaultDevice* dev, const ErrorSpec& e, const std::string& m);
   xal_status_t set_up(const char* argument);
   // report() that also keeps the message for the start-failure log line.
@@ -185,9 +233,10 @@ class FaultBackend {
 
   std::string start_error_;  // the reason start() failed, as reported
 
-  std::mutex hang_mutex_;
+  std::mutex hang_mutex_;  // guards the fields below and CommGroup::aborts
   std::condition_variable hang_cv_;
-  uint64_t wake_generation_ = 0;
+  bool stopping_ = false;    // stop() began: hangs end at once
+  uint64_t active_hangs_ = 0;  // hangs not yet reported (ActiveHang)
 };
 
 // Guard for every table entry: turns exceptions into statuses.

@@ -11,6 +11,15 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// Whether a rule for `rule_device` (-1: any) matches a call on `devices`.
+bool device_matches(int64_t rule_device, std::span<const int64_t> devices) {
+  if (rule_device < 0) return true;
+  for (const int64_t d : devices) {
+    if (d == rule_device) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Engine::Engine() : start_(std::chrono::steady_clock::now()) {}
@@ -28,6 +37,10 @@ void Engine::load(const Plan& plan, bool append, uint64_t seed) {
   for (const Rule& r : plan.rules) {
     const uint64_t index = rules_.size();
     rules_.push_back(State{r, std::mt19937_64(mix(seed + index)), now, 0, 0});
+    // A rule without its own hang time-out takes its plan's.
+    if (rules_.back().rule.timeout_ms == 0) {
+      rules_.back().rule.timeout_ms = plan.timeout_ms;
+    }
   }
   rebuild_index_locked();
 }
@@ -89,13 +102,20 @@ void Engine::rebuild_index_locked() {
 std::optional<Decision> Engine::decide(Op op, int64_t device,
                                        std::optional<uint64_t> bytes,
                                        uint64_t output_bytes) {
+  return decide(op, std::span<const int64_t>(&device, 1), bytes, output_bytes);
+}
+
+std::optional<Decision> Engine::decide(Op op,
+                                       std::span<const int64_t> devices,
+                                       std::optional<uint64_t> bytes,
+                                       uint64_t output_bytes) {
   const uint64_t call = calls_.fetch_add(1, std::memory_order_relaxed) + 1;
   const auto opi = static_cast<size_t>(op);
   const Snapshot* snap = snapshot_.load(std::memory_order_acquire);
   if (snap == nullptr) return std::nullopt;
   bool candidate = false;
   for (const Filter& f : snap->by_op[opi]) {
-    if (f.device >= 0 && f.device != device) continue;
+    if (!device_matches(f.device, devices)) continue;
     if (f.size_filter &&
         (!bytes || *bytes < f.min_bytes || *bytes > f.max_bytes)) {
       continue;
@@ -111,7 +131,7 @@ std::optional<Decision> Engine::decide(Op op, int64_t device,
     State& s = rules_[i];
     const Rule& r = s.rule;
     if (!r.enabled || !r.ops.test(opi)) continue;
-    if (r.device >= 0 && r.device != device) continue;
+    if (!device_matches(r.device, devices)) continue;
     if (r.size_filter &&
         (!bytes || *bytes < r.min_bytes || *bytes > r.max_bytes)) {
       continue;
@@ -138,6 +158,7 @@ std::optional<Decision> Engine::decide(Op op, int64_t device,
     d.error = r.error;
     d.delay_ms = r.delay_ms;
     d.timeout_ms = r.timeout_ms;
+    d.device = r.device >= 0 ? r.device : devices.empty() ? -1 : devices[0];
     d.call = call;
     d.match = match;
     if (r.action == Action::bitflip) {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,9 @@ struct Decision {
   Action action = Action::error;
   ErrorSpec error;
   uint64_t delay_ms = 0;
-  uint64_t timeout_ms = 0;
+  uint64_t timeout_ms = 0;     // the rule's, else its plan's; 0: neither
   std::vector<BitFlip> flips;  // bitflip: computed from the output size
+  int64_t device = -1;         // the device the rule matched (-1: none)
   uint64_t call = 0;           // the backend's call number (from 1)
   uint64_t match = 0;          // the rule's match number (from 1)
 };
@@ -48,6 +50,7 @@ class Engine {
   Engine();
 
   // Installs `plan`'s rules (replacing or appended). `seed` seeds the PRNGs.
+  // A rule without a timeout_ms gets the plan's (0 when it has none).
   void load(const Plan& plan, bool append, uint64_t seed);
   void clear();
   // False when no rule has that name. Every rule of that name changes.
@@ -64,6 +67,12 @@ class Engine {
   // (nullopt when it has none); `output_bytes` the size of the buffer that
   // bitflip may corrupt.
   std::optional<Decision> decide(Op op, int64_t device,
+                                 std::optional<uint64_t> bytes,
+                                 uint64_t output_bytes);
+  // The same for one call on several devices (comm_create): a rule for one
+  // device matches when that device is one of `devices`; the decision's
+  // device is that one, or the first of `devices` for a rule for any.
+  std::optional<Decision> decide(Op op, std::span<const int64_t> devices,
                                  std::optional<uint64_t> bytes,
                                  uint64_t output_bytes);
 

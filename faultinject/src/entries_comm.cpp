@@ -1,4 +1,5 @@
 // Table entries: modules, kernels and collectives.
+#include <memory>
 #include <vector>
 
 #include "backend.hpp"
@@ -105,20 +106,22 @@ xal_status_t fault_comm_create(xal_bdevice_t* const* devices, uint32_t n,
   FaultDevice* first = as_fault(devices[0]);
   FaultBackend* b = first->backend;
   return guarded(b, "comm_create", [&] {
-    for (uint32_t i = 0; i < n; ++i) {
-      const auto s = b->before(Op::comm_create, as_fault(devices[i]), nullptr,
-                               std::nullopt, 0, nullptr);
-      if (s != XAL_SUCCESS) return s;
-    }
+    std::vector<FaultDevice*> members(n);
+    for (uint32_t i = 0; i < n; ++i) members[i] = as_fault(devices[i]);
+    // One call, one match of the rules, whatever the number of devices.
+    const auto s = b->before_devices(Op::comm_create, members);
+    if (s != XAL_SUCCESS) return s;
     if (b->t.comm_create == nullptr) return unsupported(b, "collectives");
     std::vector<xal_bdevice_t*> targets(n);
     for (uint32_t i = 0; i < n; ++i) targets[i] = as_fault(devices[i])->target;
     std::vector<xal_bcomm_t*> comms(n, nullptr);
     const auto c = b->t.comm_create(targets.data(), n, options, comms.data());
     if (c != XAL_SUCCESS) return c;
+    const auto group = std::make_shared<CommGroup>();
     for (uint32_t i = 0; i < n; ++i) {
       auto w = std::make_unique<FaultComm>();
       w->device = as_fault(devices[i]);
+      w->group = group;
       w->target = comms[i];
       w->rank = i;
       w->size = n;
@@ -148,7 +151,7 @@ xal_status_t fault_comm_abort(xal_bcomm_t* comm) {
   FaultComm* c = as_fault(comm);
   FaultBackend* b = c->device->backend;
   return guarded(b, "comm_abort", [&] {
-    b->wake_hangs();  // injected hangs end with ABORTED
+    b->abort_comm(*c->group);  // its injected hangs end with ABORTED
     const auto s =
         b->before(Op::comm_abort, c->device, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -194,13 +197,16 @@ xal_status_t collective(Op op, FaultComm* c, xal_bstream_t* stream,
                         Call&& call) {
   FaultBackend* b = c->device->backend;
   FaultStream* w = as_fault(stream);
+  // An abort from here on ends a hang injected into this call.
+  const CommCall call_comm{c->timeout_ms, c->group.get(),
+                           c->group->aborts.load(std::memory_order_acquire)};
   return guarded(b, op_name(op).data(), [&] {
     if (c->dead.load()) return dead(b, "communicator");
     if (w->dead.load()) return dead(b, "stream");
     const uint64_t bytes = out_elems * dtype_size(dtype);
     std::optional<Decision> flip;
     const auto s = b->before(op, c->device, nullptr, bytes,
-                             has_output ? bytes : 0, &flip, c->timeout_ms);
+                             has_output ? bytes : 0, &flip, &call_comm);
     if (s != XAL_SUCCESS) return s;
     if (!supported) return unsupported(b, "collectives");
     const auto r = call(c->target, w->target);

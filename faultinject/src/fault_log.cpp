@@ -10,6 +10,16 @@
 #include "profiles.hpp"
 
 namespace xal::fault {
+namespace {
+
+// One line of JSON. Strings that are not valid UTF-8 (rule names and paths
+// are bytes) get U+FFFD in place of the bad bytes instead of throwing.
+std::string dump_line(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
+}  // namespace
 
 FaultLog::~FaultLog() {
   if (fd_ >= 0) ::close(fd_);
@@ -68,7 +78,7 @@ void FaultLog::write(const Decision& d, std::string_view operation,
   if (bytes) j["bytes"] = *bytes;
   j["call"] = d.call;
   j["match"] = d.match;
-  append(j.dump() + "\n");
+  append(dump_line(j));
 }
 
 void FaultLog::write_start_failure(std::string_view status,
@@ -78,7 +88,7 @@ void FaultLog::write_start_failure(std::string_view status,
   j["pid"] = static_cast<int64_t>(::getpid());
   j["status"] = std::string(status);
   j["reason"] = std::string(reason);
-  append(j.dump() + "\n");
+  append(dump_line(j));
 }
 
 // One write(2) per line, so that lines of threads and processes never mix.

@@ -1,7 +1,9 @@
 // The injection path of the fault backend: sticky and pending errors,
 // the actions of a firing rule, bit flips in outputs, reset and health.
 #include <cstdlib>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "backend.hpp"
 #include "profiles.hpp"
@@ -55,7 +57,7 @@ xal_status_t FaultBackend::before(Op op, FaultDevice* dev, FaultDevice* dev2,
                                   std::optional<uint64_t> bytes,
                                   uint64_t output_bytes,
                                   std::optional<Decision>* flip,
-                                  uint64_t hang_timeout_ms) {
+                                  const CommCall* comm) {
   if (!op_passes_sticky(op)) {
     for (FaultDevice* d : {dev, dev2}) {
       if (d != nullptr && d->state.sticky.load(std::memory_order_acquire)) {
@@ -68,33 +70,68 @@ xal_status_t FaultBackend::before(Op op, FaultDevice* dev, FaultDevice* dev2,
       dev->state.pending.load(std::memory_order_acquire)) {
     ErrorSpec e;
     std::string message;
+    bool taken = false;  // by this thread: another may have taken it first
     {
       std::lock_guard lock(dev->state.mutex);
-      e = dev->state.pending_error;
-      message = dev->state.pending_message;
-      dev->state.pending.store(false, std::memory_order_release);
+      if (dev->state.pending.exchange(false, std::memory_order_acq_rel)) {
+        e = dev->state.pending_error;
+        message = dev->state.pending_message;
+        taken = true;
+      }
     }
-    engine.note_call();
-    if (e.sticky) set_sticky(dev, e, message);
-    return report(e.status,
-                  "fault: asynchronous error reported at " +
-                      std::string(op_name(op)) + ": " + message,
-                  e.vendor_code, e.vendor_name);
+    if (taken) return report_pending(dev, op, e, message);
   }
   auto d = engine.decide(op, dev != nullptr ? dev->index : -1, bytes,
                          output_bytes);
   if (!d) return XAL_SUCCESS;
-  return inject(*d, op, dev, bytes, flip, hang_timeout_ms);
+  return inject(*d, op, dev, bytes, flip, comm);
+}
+
+xal_status_t FaultBackend::before_devices(Op op,
+                                          std::span<FaultDevice* const> devs) {
+  if (!op_passes_sticky(op)) {
+    for (FaultDevice* d : devs) {
+      if (d->state.sticky.load(std::memory_order_acquire)) {
+        engine.note_call();
+        return sticky_error(d, op);
+      }
+    }
+  }
+  std::vector<int64_t> indices;
+  indices.reserve(devs.size());
+  for (FaultDevice* d : devs) indices.push_back(d->index);
+  auto d = engine.decide(op, indices, std::nullopt, 0);
+  if (!d) return XAL_SUCCESS;
+  FaultDevice* dev =
+      d->device >= 0 ? devices.at(static_cast<size_t>(d->device)).get() : nullptr;
+  return inject(*d, op, dev, std::nullopt, nullptr, nullptr);
+}
+
+xal_status_t FaultBackend::report_pending(FaultDevice* dev, Op op,
+                                          const ErrorSpec& e,
+                                          const std::string& message) {
+  engine.note_call();
+  if (e.sticky) set_sticky(dev, e, message);
+  return report(e.status,
+                "fault: asynchronous error reported at " +
+                    std::string(op_name(op)) + ": " + message,
+                e.vendor_code, e.vendor_name);
 }
 
 xal_status_t FaultBackend::inject(Decision& d, Op op, FaultDevice* dev,
                                   std::optional<uint64_t> bytes,
                                   std::optional<Decision>* flip,
-                                  uint64_t hang_timeout_ms) {
+                                  const CommCall* comm) {
+  // A hang counts as active from here until its report is made, so that
+  // stop() does not let the backend go while this thread still uses it.
+  std::optional<ActiveHang> active;
   if (d.action == Action::hang) {
-    d.timeout_ms = d.timeout_ms > 0       ? d.timeout_ms
-                   : hang_timeout_ms > 0 ? hang_timeout_ms
-                                         : default_timeout_ms;
+    active.emplace(*this);
+    if (d.timeout_ms == 0) {  // neither the rule's nor its plan's
+      d.timeout_ms = comm != nullptr && comm->timeout_ms > 0
+                         ? comm->timeout_ms
+                         : default_timeout_ms;
+    }
   }
   if (dev != nullptr) dev->state.injected.fetch_add(1);
   log.write(d, op_name(op), dev != nullptr ? dev->index : -1, bytes,
@@ -111,7 +148,7 @@ xal_status_t FaultBackend::inject(Decision& d, Op op, FaultDevice* dev,
       if (flip != nullptr) *flip = std::move(d);
       return XAL_SUCCESS;
     case Action::hang:
-      return hang(d, op, dev, d.timeout_ms);
+      return hang(d, op, dev, comm);
     case Action::abort_process:
       std::abort();
     case Action::async_error:
@@ -136,13 +173,28 @@ xal_status_t FaultBackend::inject(Decision& d, Op op, FaultDevice* dev,
                 d.error.vendor_name);
 }
 
+FaultBackend::ActiveHang::ActiveHang(FaultBackend& b) : backend_(b) {
+  std::lock_guard lock(backend_.hang_mutex_);
+  ++backend_.active_hangs_;
+}
+
+FaultBackend::ActiveHang::~ActiveHang() {
+  std::lock_guard lock(backend_.hang_mutex_);
+  --backend_.active_hangs_;
+  backend_.hang_cv_.notify_all();  // under the lock: stop() may free it next
+}
+
 xal_status_t FaultBackend::hang(const Decision& d, Op op, FaultDevice* dev,
-                                uint64_t timeout_ms) {
+                                const CommCall* comm) {
+  const uint64_t timeout_ms = d.timeout_ms;
   std::unique_lock lock(hang_mutex_);
-  const uint64_t generation = wake_generation_;
   const bool woken = hang_cv_.wait_for(
-      lock, std::chrono::milliseconds(timeout_ms),
-      [&] { return wake_generation_ != generation; });
+      lock, std::chrono::milliseconds(timeout_ms), [&] {
+        return stopping_ ||
+               (comm != nullptr && comm->group != nullptr &&
+                comm->group->aborts.load(std::memory_order_acquire) !=
+                    comm->aborts_seen);
+      });
   lock.unlock();
   const std::string where =
       std::string(op_name(op)) +
@@ -204,6 +256,11 @@ xal_status_t FaultBackend::reset_device(FaultDevice* dev) {
     dev->state.sticky_message.clear();
     dev->state.pending_message.clear();
   }
+  // Without a target reset (none, or it failed) the target's objects live
+  // on: their wrappers stay usable and their destroys still reach it.
+  if (t.device_reset == nullptr) return XAL_SUCCESS;  // our state is clear
+  const xal_status_t reset = t.device_reset(dev->target);
+  if (reset != XAL_SUCCESS) return reset;
   streams.for_each([&](FaultStream& s) {
     if (s.device == dev) s.dead.store(true);
   });
@@ -216,8 +273,7 @@ xal_status_t FaultBackend::reset_device(FaultDevice* dev) {
   comms.for_each([&](FaultComm& c) {
     if (c.device == dev) c.dead.store(true);
   });
-  if (t.device_reset == nullptr) return XAL_SUCCESS;  // our state is clear
-  return t.device_reset(dev->target);
+  return XAL_SUCCESS;
 }
 
 xal_status_t FaultBackend::health(FaultDevice* dev, xal_device_health_t* out) {

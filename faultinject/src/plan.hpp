@@ -54,7 +54,7 @@ struct Rule {
   Action action = Action::error;
   ErrorSpec error;
   uint64_t delay_ms = 0;
-  uint64_t timeout_ms = 0;  // hang: 0 = the plan's / XAL_COMM_TIMEOUT_MS
+  uint64_t timeout_ms = 0;  // hang: 0 = the plan's, the communicator's, ...
   uint32_t bits = 1;        // bitflip
   bool enabled = true;
 };

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 
 #include "plan.hpp"
 #include "rule_check.hpp"
@@ -41,6 +42,32 @@ uint64_t need_bytes(std::string_view arg, const std::string& what,
   return *v;
 }
 
+// A vendor code: [+-] then decimal digits, or 0x and hexadecimal digits
+// (a leading 0 is decimal, not octal), within int64_t.
+int64_t need_code(std::string_view arg, const std::string& ctx) {
+  const std::string a(common::trim(arg));
+  const size_t sign = !a.empty() && (a[0] == '-' || a[0] == '+') ? 1 : 0;
+  const bool hex = a.size() > sign + 1 && a[sign] == '0' &&
+                   (a[sign + 1] == 'x' || a[sign + 1] == 'X');
+  // strtoll would skip spaces and take a second sign after ours.
+  const size_t first = sign + (hex ? 2 : 0);
+  if (a.size() <= first ||
+      !std::isxdigit(static_cast<unsigned char>(a[first])) ||
+      (!hex && !std::isdigit(static_cast<unsigned char>(a[first])))) {
+    fail(ctx, "code() expects a decimal or 0x integer, got '" + a + "'");
+  }
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(a.c_str(), &end, hex ? 16 : 10);
+  if (end == nullptr || *end != '\0') {
+    fail(ctx, "code() expects a decimal or 0x integer, got '" + a + "'");
+  }
+  if (errno == ERANGE) {  // strtoll clamps to the nearest limit
+    fail(ctx, "code(" + a + ") is outside the 64-bit signed range");
+  }
+  return v;
+}
+
 void set_action(RuleInput& in, Action a, const std::string& ctx) {
   if (in.action_set || !in.error_name.empty()) {
     fail(ctx, "more than one action in one rule");
@@ -67,9 +94,15 @@ void apply_word(RuleInput& in, const std::string& word,
     r.after_ms = need_uint(need_arg(), "after()", ctx);
   } else if (word == "device") {
     const auto& a = need_arg();
-    r.device = common::trim(a) == "*"
-                   ? -1
-                   : static_cast<int64_t>(need_uint(a, "device()", ctx));
+    if (common::trim(a) == "*") {
+      r.device = -1;
+    } else {
+      const uint64_t device = need_uint(a, "device()", ctx);
+      if (device > std::numeric_limits<uint32_t>::max()) {
+        fail(ctx, "device(" + std::string(common::trim(a)) + ") is out of range");
+      }
+      r.device = static_cast<int64_t>(device);
+    }
   } else if (word == "min") {
     r.min_bytes = need_bytes(need_arg(), "min()", ctx);
     r.size_filter = true;
@@ -85,17 +118,7 @@ void apply_word(RuleInput& in, const std::string& word,
   } else if (word == "transient" && !arg) {
     in.sticky = false;
   } else if (word == "code") {
-    const std::string a(common::trim(need_arg()));
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(a.c_str(), &end, 0);
-    if (a.empty() || end == nullptr || *end != '\0') {
-      fail(ctx, "code() expects an integer, got '" + a + "'");
-    }
-    if (errno == ERANGE) {  // strtoll clamps to the nearest limit
-      fail(ctx, "code(" + a + ") is outside the 64-bit signed range");
-    }
-    in.vendor_code = v;
+    in.vendor_code = need_code(need_arg(), ctx);
   } else if (word == "delay") {
     set_action(in, Action::delay, ctx);
     r.delay_ms = need_uint(need_arg(), "delay()", ctx);

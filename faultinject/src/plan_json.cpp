@@ -1,6 +1,7 @@
 // JSON plans: {"target": "mock", "seed": 1, "profile": "cuda",
 //              "timeout_ms": 2000, "rules": [{...}, ...]}
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -78,7 +79,11 @@ Rule parse_rule(const json& j, size_t index, const Plan& plan,
       if (v.is_string() && v.get<std::string>() == "*") {
         r.device = -1;
       } else {
-        r.device = static_cast<int64_t>(get_uint(v, "device", ctx));
+        const uint64_t device = get_uint(v, "device", ctx);
+        if (device > std::numeric_limits<uint32_t>::max()) {
+          fail(ctx, "\"device\" " + std::to_string(device) + " is out of range");
+        }
+        r.device = static_cast<int64_t>(device);
       }
     } else if (key == "nth") {
       r.nth = get_uint(v, "nth", ctx);
@@ -106,6 +111,12 @@ Rule parse_rule(const json& j, size_t index, const Plan& plan,
       in.error_name = get_string(v, "error", ctx);
     } else if (key == "vendor_code") {
       if (!v.is_number_integer()) fail(ctx, "\"vendor_code\" must be an integer");
+      if (v.is_number_unsigned() &&
+          v.get<uint64_t>() >
+              static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        fail(ctx, "\"vendor_code\" " + std::to_string(v.get<uint64_t>()) +
+                      " is outside the 64-bit signed range");
+      }
       in.vendor_code = v.get<int64_t>();
     } else if (key == "vendor_name") {
       in.vendor_name = get_string(v, "vendor_name", ctx);

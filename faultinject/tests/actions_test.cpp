@@ -228,6 +228,72 @@ TEST_F(FaultBackendTest, NonStickyAsyncErrorIsReportedOnce) {
   EXPECT_EQ(t->stream_destroy(s), XAL_SUCCESS);
 }
 
+TEST_F(FaultBackendTest, AsyncErrorGoesToOneOfTwoSynchronizingThreads) {
+  ASSERT_EQ(start("memset=async(TIMEOUT)"), XAL_SUCCESS);
+  xal_devptr_t p = 0;
+  ASSERT_EQ(t->mem_alloc(dev(0), 64, &p), XAL_SUCCESS);
+  auto* s = stream(dev(0));
+  xal_bdevice_t* d = dev(0);
+  // Each round: one asynchronous error, then two threads (this one and
+  // `other`) synchronize at once; exactly one of them gets it.
+  constexpr int kRounds = 2000;
+  std::atomic<int> go{0}, done{0}, errors{0}, spin{0};
+  std::thread other([&] {
+    for (int round = 1; round <= kRounds; ++round) {
+      while (go.load() < round) {
+      }
+      if (t->device_synchronize(d) == XAL_ERROR_TIMEOUT) ++errors;
+      done.store(round);
+    }
+  });
+  for (int round = 1; round <= kRounds; ++round) {
+    EXPECT_EQ(t->memset(s, p, 1, 64), XAL_SUCCESS);
+    go.store(round);
+    // A start that varies by round, so that some rounds overlap the calls.
+    for (int i = 0; i < round % 128; ++i) spin.fetch_add(1);
+    if (t->device_synchronize(d) == XAL_ERROR_TIMEOUT) ++errors;
+    while (done.load() < round) std::this_thread::yield();
+  }
+  other.join();
+  EXPECT_EQ(errors.load(), kRounds);
+  EXPECT_EQ(t->stream_destroy(s), XAL_SUCCESS);
+  EXPECT_EQ(t->mem_free(dev(0), p), XAL_SUCCESS);
+}
+
+TEST_F(FaultBackendTest, ShutdownWaitsForTheHangsItEnds) {
+  ASSERT_EQ(start("stream_synchronize=nth(1)hang(600000)"), XAL_SUCCESS);
+  auto* s = stream(dev(0));
+  const int aborted = errors_reported(XAL_ERROR_ABORTED);
+  xal_status_t status = XAL_SUCCESS;
+  std::thread waiter([&] { status = t->stream_synchronize(s); });
+  // The log line is written once the hang counts as active.
+  while (log_lines().empty()) std::this_thread::yield();
+  stop();
+  // The hang has made its report on the backend before shutdown returned.
+  EXPECT_EQ(errors_reported(XAL_ERROR_ABORTED), aborted + 1);
+  waiter.join();
+  EXPECT_EQ(status, XAL_ERROR_ABORTED);
+}
+
+TEST_F(FaultBackendTest, ResetWithoutTargetResetKeepsTheObjects) {
+  use_minimal_fake(true);  // no device_reset
+  ASSERT_EQ(start("memcpy_htod=nth(1)cuda:CUDA_ERROR_ILLEGAL_ADDRESS"),
+            XAL_SUCCESS);
+  xal_devptr_t p = 0;
+  ASSERT_EQ(t->mem_alloc(dev(0), 8, &p), XAL_SUCCESS);
+  auto* s = stream(dev(0));
+  uint64_t v = 1;
+  EXPECT_EQ(t->memcpy_htod(s, p, &v, 8), XAL_ERROR_BACKEND);
+  EXPECT_EQ(t->device_reset(dev(0)), XAL_SUCCESS);
+  // The target's stream was not reset: it still works and is destroyed.
+  EXPECT_EQ(t->memcpy_htod(s, p, &v, 8), XAL_SUCCESS);
+  EXPECT_EQ(t->stream_synchronize(s), XAL_SUCCESS);
+  const int destroys = fake_stream_destroys();
+  EXPECT_EQ(t->stream_destroy(s), XAL_SUCCESS);
+  EXPECT_EQ(fake_stream_destroys(), destroys + 1);
+  EXPECT_EQ(t->mem_free(dev(0), p), XAL_SUCCESS);
+}
+
 TEST_F(FaultBackendTest, AbortKillsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
@@ -314,6 +380,59 @@ TEST_F(CollectiveTest, AbortEndsAHang) {
   waiter.join();
   EXPECT_EQ(status, XAL_ERROR_ABORTED);
   EXPECT_NE(message.find("aborted"), std::string::npos) << message;
+}
+
+TEST_F(CollectiveTest, AbortOfAnotherCommunicatorLeavesAHang) {
+  ASSERT_EQ(start("allreduce=nth(1)hang(300);"
+                  "stream_synchronize=device(1)nth(1)hang(300)"),
+            XAL_SUCCESS);
+  make_comms();
+  xal_bdevice_t* devs[2] = {dev(0), dev(1)};
+  xal_bcomm_t* others[2] = {};
+  ASSERT_EQ(t->comm_create(devs, 2, nullptr, others), XAL_SUCCESS);
+  auto* s1 = stream(dev(1));
+  xal_status_t collective = XAL_SUCCESS, sync = XAL_SUCCESS;
+  std::thread hang_a([&] { collective = allreduce(); });
+  std::thread hang_b([&] { sync = t->stream_synchronize(s1); });
+  while (log_lines().size() < 2) std::this_thread::yield();  // both hang
+  // Aborting the other communicator ends neither hang.
+  EXPECT_EQ(t->comm_abort(others[0]), XAL_SUCCESS);
+  EXPECT_EQ(t->comm_abort(others[1]), XAL_SUCCESS);
+  hang_a.join();
+  hang_b.join();
+  EXPECT_EQ(collective, XAL_ERROR_TIMEOUT);
+  EXPECT_EQ(sync, XAL_ERROR_TIMEOUT);
+  EXPECT_EQ(t->stream_destroy(s1), XAL_SUCCESS);
+  EXPECT_EQ(t->comm_destroy(others[0]), XAL_SUCCESS);
+  EXPECT_EQ(t->comm_destroy(others[1]), XAL_SUCCESS);
+}
+
+TEST_F(CollectiveTest, CommCreateMatchesOncePerCall) {
+  ASSERT_EQ(start("comm_create=nth(2)TIMEOUT;comm_create=device(1)nth(2)BACKEND"),
+            XAL_SUCCESS);
+  xal_bdevice_t* devs[2] = {dev(0), dev(1)};
+  xal_bdevice_t* only0[1] = {dev(0)};
+  xal_bcomm_t* made[3][2] = {};
+  ASSERT_EQ(t->comm_create(devs, 2, nullptr, made[0]), XAL_SUCCESS);
+  EXPECT_EQ(t->comm_create(devs, 2, nullptr, made[1]), XAL_ERROR_TIMEOUT);
+  // Device 1's rule: its 2nd match, a call with device 1 among its devices
+  // (rule0 took the 2nd call; the call on device 0 alone is not a match).
+  ASSERT_EQ(t->comm_create(only0, 1, nullptr, made[2]), XAL_SUCCESS);
+  EXPECT_EQ(t->comm_create(devs, 2, nullptr, made[1]), XAL_ERROR_BACKEND);
+  const auto lines = log_lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["match"], 2);
+  EXPECT_EQ(lines[0]["device"], 0);
+  EXPECT_EQ(lines[1]["rule"], "rule1");
+  EXPECT_EQ(lines[1]["match"], 2);
+  EXPECT_EQ(lines[1]["device"], 1);
+  const auto info = control()->rule_get_info;
+  xal_fault_rule_info_t r{};
+  r.struct_size = sizeof r;
+  ASSERT_EQ(info(b, 0, &r), XAL_SUCCESS);
+  EXPECT_EQ(r.matched, 4u);  // one match per call
+  for (auto* c : made[0]) EXPECT_EQ(t->comm_destroy(c), XAL_SUCCESS);
+  EXPECT_EQ(t->comm_destroy(made[2][0]), XAL_SUCCESS);
 }
 
 TEST_F(CollectiveTest, StickyErrorInACollective) {

@@ -231,6 +231,16 @@ TEST_F(FaultBackendTest, MinimalTargetFallbacks) {
   EXPECT_EQ(t->mem_free(dev(1), d), XAL_SUCCESS);
 }
 
+TEST_F(FaultBackendTest, RuleNameThatIsNotUtf8IsLogged) {
+  ASSERT_EQ(start("mem_alloc=name(\xff)delay(1)"), XAL_SUCCESS);
+  xal_devptr_t p = 0;
+  EXPECT_EQ(t->mem_alloc(dev(0), 8, &p), XAL_SUCCESS);
+  EXPECT_EQ(t->mem_free(dev(0), p), XAL_SUCCESS);
+  const auto lines = log_lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["rule"], "\xef\xbf\xbd");  // U+FFFD
+}
+
 TEST_F(FaultBackendTest, ConcurrentCallsAreSafe) {
   ASSERT_EQ(start("mem_alloc=every(7)OUT_OF_MEMORY;memset=every(5)delay(1)"),
             XAL_SUCCESS);

@@ -160,6 +160,23 @@ TEST(Engine, BitflipOffsetsInsideTheBuffer) {
   }
 }
 
+TEST(Engine, HangTimeOutOfTheRuleElseOfItsPlan) {
+  Engine e;
+  e.load(compact("timeout=50;allreduce=nth(1)hang;broadcast=nth(1)hang(7)"),
+         false, 0);
+  // A plan loaded later keeps its own time-out; one without leaves 0.
+  e.load(parse_plan_compact("timeout=80;reduce=hang", "x", 2), true, 0);
+  e.load(parse_plan_compact("allgather=hang", "x", 3), true, 0);
+  const auto timeout = [&](Op op) {
+    const auto d = e.decide(op, 0, 64, 64);
+    return d ? d->timeout_ms : ~uint64_t{0};
+  };
+  EXPECT_EQ(timeout(Op::allreduce), 50u);
+  EXPECT_EQ(timeout(Op::broadcast), 7u);
+  EXPECT_EQ(timeout(Op::reduce), 80u);
+  EXPECT_EQ(timeout(Op::allgather), 0u);
+}
+
 TEST(Engine, ConcurrentCallsCountExactly) {
   Engine e;
   e.load(compact("mem_alloc=every(10)TIMEOUT"), false, 0);

@@ -34,6 +34,9 @@ struct FakeEvent {
 };
 
 std::atomic<int> g_resets{0};
+std::atomic<int> g_stream_destroys{0};
+std::mutex g_reports_mutex;
+std::map<xal_status_t, int> g_reports;  // guarded by g_reports_mutex
 bool g_minimal = false;
 const xal_backend_services_t* g_services = nullptr;
 
@@ -118,6 +121,7 @@ xal_status_t f_stream_destroy(xal_bstream_t* s) {
   std::lock_guard lock(st->device->mutex);
   st->device->streams.erase(st);
   std::unique_ptr<FakeStream> owned(st);
+  ++g_stream_destroys;
   return XAL_SUCCESS;
 }
 xal_status_t f_ok_stream(xal_bstream_t*) { return XAL_SUCCESS; }
@@ -261,6 +265,10 @@ xal_status_t s_set_error(xal_status_t status, int64_t code, const char* name,
                          const char* message) {
   t_last = LastError{status, code, name != nullptr ? name : "",
                      message != nullptr ? message : ""};
+  {
+    std::lock_guard lock(g_reports_mutex);
+    ++g_reports[status];
+  }
   return status;
 }
 void s_log(int, const char*, const char*) {}
@@ -297,5 +305,10 @@ const xal_backend_table_t* fake_table(bool with_optional) {
 }
 void use_minimal_fake(bool minimal) { g_minimal = minimal; }
 int fake_resets() { return g_resets.load(); }
+int fake_stream_destroys() { return g_stream_destroys.load(); }
+int errors_reported(xal_status_t status) {
+  std::lock_guard lock(g_reports_mutex);
+  return g_reports[status];
+}
 
 }  // namespace xal::fault::testing

@@ -31,5 +31,10 @@ const xal_backend_table_t* fake_table(bool with_optional = true);
 void use_minimal_fake(bool minimal);
 // Number of target device resets seen.
 int fake_resets();
+// Number of target stream_destroy calls seen.
+int fake_stream_destroys();
+// Number of errors of `status` reported through the services, any thread.
+// Thread-safe.
+int errors_reported(xal_status_t status);
 
 }  // namespace xal::fault::testing

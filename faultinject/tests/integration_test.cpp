@@ -449,6 +449,35 @@ TEST_F(Integration, HangEndsInTimeout) {
   EXPECT_EQ(xal_event_destroy(e), XAL_SUCCESS);
 }
 
+// The plan's time-out comes before the communicator's (300 s by default),
+// for the plan of the environment and for one loaded at run time.
+TEST_F(Integration, CollectiveHangTakesThePlansTimeout) {
+  init("timeout=50;allreduce=nth(1)hang");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  ASSERT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_SUCCESS) << last().message;
+  xal_stream_t s = nullptr;
+  xal_devptr_t buf = 0;
+  ASSERT_EQ(xal_stream_create(dev(0), 0, &s), XAL_SUCCESS);
+  ASSERT_EQ(xal_mem_alloc(dev(0), 64, &buf), XAL_SUCCESS);
+  auto allreduce = [&] {
+    return xal_allreduce(comms[0], buf, buf, 16, XAL_DTYPE_F32, XAL_OP_SUM, s);
+  };
+  EXPECT_EQ(allreduce(), XAL_ERROR_TIMEOUT);
+  EXPECT_NE(std::string(last().message).find("timed out after 50 ms"),
+            std::string::npos)
+      << last().message;
+  ASSERT_EQ(xal_fault_load_plan("timeout=60;allreduce=nth(1)hang", 0), XAL_SUCCESS);
+  EXPECT_EQ(allreduce(), XAL_ERROR_TIMEOUT);
+  EXPECT_NE(std::string(last().message).find("timed out after 60 ms"),
+            std::string::npos)
+      << last().message;
+  ASSERT_EQ(xal_fault_clear(), XAL_SUCCESS);
+  EXPECT_EQ(xal_mem_free(dev(0), buf), XAL_SUCCESS);
+  EXPECT_EQ(xal_stream_destroy(s), XAL_SUCCESS);
+  for (xal_comm_t c : comms) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
+}
+
 TEST_F(Integration, DelayStillSucceeds) {
   init("stream_create=delay(3)");
   xal_stream_t s = nullptr;

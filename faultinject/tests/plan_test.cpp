@@ -295,6 +295,51 @@ TEST(PlanAny, DetectsJsonFileAndCompact) {
   }
 }
 
+TEST(PlanNumbers, OutOfRangeIsRefused) {
+  // A device beyond 32 bits must not wrap to -1 (any device).
+  EXPECT_NE(refusal_json(R"({"rules": [{"operation": "mem_alloc",
+      "device": 18446744073709551615, "error": "TIMEOUT"}]})")
+                .find("\"device\" 18446744073709551615 is out of range"),
+            std::string::npos);
+  EXPECT_NE(refusal_compact("mem_alloc=device(18446744073709551615)TIMEOUT")
+                .find("device(18446744073709551615) is out of range"),
+            std::string::npos);
+  EXPECT_NE(refusal_json(R"({"rules": [{"operation": "mem_alloc",
+      "error": "BACKEND", "vendor_code": 18446744073709551615}]})")
+                .find("outside the 64-bit signed range"),
+            std::string::npos);
+  EXPECT_NE(refusal_json(R"({"rules": [{"operation": "mem_alloc",
+      "error": "BACKEND", "vendor_code": 9223372036854775808}]})")
+                .find("outside the 64-bit signed range"),
+            std::string::npos);
+  const Plan p = parse_plan_json(
+      R"({"rules": [{"operation": "mem_alloc", "error": "BACKEND",
+          "vendor_code": -9223372036854775808, "device": 4294967295}]})",
+      "p");
+  EXPECT_EQ(p.rules[0].error.vendor_code, INT64_MIN);
+  EXPECT_EQ(p.rules[0].device, 4294967295);
+}
+
+TEST(PlanNumbers, CodeIsDecimalOrHex) {
+  const auto code = [](const std::string& arg) {
+    return parse_plan_compact("mem_alloc=code(" + arg + ")BACKEND", "XAL_FAULTS")
+        .rules[0]
+        .error.vendor_code;
+  };
+  EXPECT_EQ(code("010"), 10);  // not octal
+  EXPECT_EQ(code("08"), 8);
+  EXPECT_EQ(code("-5"), -5);
+  EXPECT_EQ(code("0x70000001"), 0x70000001);
+  EXPECT_EQ(code("-0x10"), -16);
+  EXPECT_EQ(code("9223372036854775807"), INT64_MAX);
+  for (const char* bad : {"0x", "x10", "1e3", "--5", "- 5", "0b1", ""}) {
+    EXPECT_NE(refusal_compact(std::string("mem_alloc=code(") + bad + ")BACKEND")
+                  .find("code() expects a decimal or 0x integer"),
+              std::string::npos)
+        << bad;
+  }
+}
+
 TEST(PlanDevices, RefusesMissingDevice) {
   const Plan p = parse_plan_compact("mem_alloc=device(3)TIMEOUT", "XAL_FAULTS");
   EXPECT_NO_THROW(check_plan_devices(p, 4, "XAL_FAULTS"));
