@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -56,8 +57,11 @@ void fill_bytes(void* dst, uint8_t value, size_t bytes, size_t threshold) {
 void throttle(std::chrono::steady_clock::time_point start, size_t bytes,
               double gbps) {
   if (gbps <= 0.0 || bytes == 0) return;
-  const std::chrono::duration<double> needed(static_cast<double>(bytes) /
-                                             (gbps * 1e9));
+  // Capped at a year, so that the cast below cannot overflow whatever the
+  // rate (profiles refuse rates under kMinRateGbps anyway).
+  constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+  const std::chrono::duration<double> needed(
+      std::min(static_cast<double>(bytes) / (gbps * 1e9), kMaxSeconds));
   std::this_thread::sleep_until(
       start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(needed));
 }

@@ -147,7 +147,11 @@ bool Device::destroy_stream(Stream* stream) {
     owned = std::move(it->second);
     streams_.erase(it);
   }
-  owned.reset();  // drains and joins, outside the lock
+  // Outside the lock. Other threads (device synchronize, metrics, reset)
+  // may hold references from stream_snapshot(), so the last reset need not
+  // be ours: drain here, so that the work is done when destroy returns.
+  owned->drain();
+  owned.reset();  // joins the worker, or leaves that to the last holder
   return true;
 }
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <set>
 
 #include "xal_common/strings.hpp"
 
@@ -54,6 +54,16 @@ double get_number(const json& v, const Place& place, const char* what) {
     fail(place.at() + ": expected " + what + " (a number), got " + type_of(v));
   const double d = v.get<double>();
   if (d < 0) fail(place.at() + ": expected " + what + " >= 0, got " + v.dump());
+  return d;
+}
+
+// A bandwidth in GB/s: 0 (none / unthrottled) or at least kMinRateGbps, so
+// that a throttled copy's duration stays representable.
+double get_rate(const json& v, const Place& place, const char* what) {
+  const double d = get_number(v, place, what);
+  if (d != 0.0 && d < kMinRateGbps)
+    fail(place.at() + ": expected " + what + " of 0 or at least " +
+         json(kMinRateGbps).dump() + " GB/s, got " + v.dump());
   return d;
 }
 
@@ -113,8 +123,8 @@ bool apply_field(Profile& p, const std::string& key, const json& v,
   else if (key == "core_clock_mhz") p.core_clock_mhz = get_u32(v, place, "core_clock_mhz");
   else if (key == "memory_clock_mhz") p.memory_clock_mhz = get_u32(v, place, "memory_clock_mhz");
   else if (key == "memory_bus_width_bits") p.memory_bus_width_bits = get_u32(v, place, "memory_bus_width_bits");
-  else if (key == "peak_memory_bandwidth_gbps") p.peak_memory_bandwidth_gbps = get_number(v, place, "GB/s");
-  else if (key == "bandwidth_gbps") p.bandwidth_gbps = get_number(v, place, "a copy throttle in GB/s");
+  else if (key == "peak_memory_bandwidth_gbps") p.peak_memory_bandwidth_gbps = get_rate(v, place, "a peak bandwidth");
+  else if (key == "bandwidth_gbps") p.bandwidth_gbps = get_rate(v, place, "a copy throttle");
   else if (key == "tdp_w") p.tdp_w = get_number(v, place, "watts");
   else if (key == "idle_w") p.idle_w = get_number(v, place, "watts");
   else return false;
@@ -170,6 +180,60 @@ bool looks_like_file(std::string_view t) {
          (t.size() >= 5 && common::to_lower(t.substr(t.size() - 5)) == ".json");
 }
 
+// Parser callback that refuses a key repeated in one object (nlohmann keeps
+// the last silently). Tracks the JSON pointer of the current value for the
+// message. One per parse; not thread-safe.
+class DuplicateKeyCheck {
+ public:
+  explicit DuplicateKeyCheck(const std::string& source) : source_(source) {}
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        begin_value();
+        frames_.push_back({event == json::parse_event_t::array_start, 0, {}, {}});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        Frame& top = frames_.back();
+        top.key = parsed.get<std::string>();
+        if (!top.keys.insert(top.key).second)
+          fail(source_ + ": at " + pointer() + ": duplicate key \"" + top.key +
+               "\" (each key may appear once per object)");
+        break;
+      }
+      case json::parse_event_t::value:
+        begin_value();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    size_t next;      // array: index of the next element
+    std::string key;  // object: key of the current member
+    std::set<std::string> keys;
+  };
+  void begin_value() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().next;
+  }
+  std::string pointer() const {
+    std::string out;
+    for (const Frame& f : frames_)
+      out += "/" + (f.array ? std::to_string(f.next - 1) : f.key);
+    return out;
+  }
+
+  const std::string& source_;
+  std::vector<Frame> frames_;
+};
+
 }  // namespace
 
 std::vector<Profile> parse_compact_spec(std::string_view text) {
@@ -209,10 +273,12 @@ std::vector<Profile> parse_json_spec(const std::string& content,
                                      const std::string& source) {
   json doc;
   try {
-    doc = json::parse(content);
+    doc = json::parse(content, DuplicateKeyCheck(source));
   } catch (const json::parse_error& e) {
     fail(source + ": JSON syntax error at byte " + std::to_string(e.byte) +
          ": " + e.what());
+  } catch (const json::exception& e) {  // e.g. a number out of range
+    fail(source + ": invalid JSON: " + e.what());
   }
   const json* list = &doc;
   std::string base;
@@ -246,14 +312,25 @@ std::vector<Profile> parse_device_spec(std::string_view text) {
   if (looks_like_file(t)) {
     const std::string path(t);
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status))
+      fail("XAL_MOCK_DEVICES: cannot open file '" + path + "'");
+    if (std::filesystem::is_directory(status))
       fail("XAL_MOCK_DEVICES: '" + path + "' is a directory, expected a JSON file");
+    if (!std::filesystem::is_regular_file(status))
+      fail("XAL_MOCK_DEVICES: '" + path + "' is not a regular file, expected a JSON file");
     std::ifstream in(path, std::ios::binary);
     if (!in) fail("XAL_MOCK_DEVICES: cannot open file '" + path + "'");
-    std::ostringstream buf;
-    buf << in.rdbuf();
+    // Reads at most one byte past the cap, so a file too large is refused
+    // without reading it all.
+    std::string content(kMaxSpecFileBytes + 1, '\0');
+    in.read(content.data(), static_cast<std::streamsize>(content.size()));
     if (in.bad()) fail("XAL_MOCK_DEVICES: cannot read file '" + path + "'");
-    return parse_json_spec(buf.str(), "file '" + path + "'");
+    content.resize(static_cast<size_t>(in.gcount()));
+    if (content.size() > kMaxSpecFileBytes)
+      fail("XAL_MOCK_DEVICES: file '" + path + "' is larger than " +
+           std::to_string(kMaxSpecFileBytes) + " bytes");
+    return parse_json_spec(content, "file '" + path + "'");
   }
   return parse_compact_spec(t);
 }

@@ -29,6 +29,12 @@ class SpecError : public std::runtime_error {
 
 // Most devices one instance may expose.
 inline constexpr size_t kMaxDevices = 64;
+// Largest specification file read (a regular file; devices, FIFOs and the
+// like are refused).
+inline constexpr size_t kMaxSpecFileBytes = 1u << 20;
+// Smallest non-zero bandwidth (bandwidth_gbps, peak_memory_bandwidth_gbps),
+// in GB/s: 1 MB/s, so that a throttled copy's duration stays representable.
+inline constexpr double kMinRateGbps = 1e-3;
 
 // Parses a specification (any of the three forms above) into one profile
 // per device. An empty or blank text gives kDefaultDeviceSpec. Throws

@@ -2,6 +2,22 @@
 
 namespace xal::mock {
 
+void Event::State::mark_done(uint64_t generation, Clock::time_point now) {
+  if (done(generation)) return;  // completed already, or forgotten by reset
+  if (generation > stamped) {
+    stamped = generation;
+    stamp = now;
+  }
+  done_above.insert(generation);
+  // Fold the completed run just above done_upto, so the set holds only
+  // records completed ahead of an earlier one.
+  auto it = done_above.begin();
+  while (it != done_above.end() && *it == done_upto + 1) {
+    ++done_upto;
+    it = done_above.erase(it);
+  }
+}
+
 Event::Event(Device& device, uint32_t flags)
     : device_(device), flags_(flags),
       state_(std::make_shared<State>()) {}
@@ -15,10 +31,7 @@ void Event::record(Stream& stream) {
                     const Clock::time_point now = Clock::now();
                     {
                       std::lock_guard l(state->mutex);
-                      if (generation > state->completed) {
-                        state->completed = generation;
-                        state->stamp = now;
-                      }
+                      state->mark_done(generation, now);
                     }
                     state->cv.notify_all();
                   },
@@ -35,7 +48,7 @@ void Event::make_wait(Stream& stream) {
   if (generation == 0) return;  // never recorded: nothing to wait for
   stream.enqueue({[state = state_, generation] {
                     std::unique_lock l(state->mutex);
-                    state->cv.wait(l, [&] { return state->completed >= generation; });
+                    state->cv.wait(l, [&] { return state->done(generation); });
                   },
                   false});
 }
@@ -43,18 +56,18 @@ void Event::make_wait(Stream& stream) {
 void Event::synchronize() {
   std::unique_lock lock(state_->mutex);
   const uint64_t generation = state_->recorded;
-  state_->cv.wait(lock, [&] { return state_->completed >= generation; });
+  state_->cv.wait(lock, [&] { return state_->done(generation); });
 }
 
 bool Event::complete() const {
   std::lock_guard lock(state_->mutex);
-  return state_->completed >= state_->recorded;
+  return state_->done(state_->recorded);
 }
 
 Event::Stamp Event::timestamp(Clock::time_point* out) const {
   std::lock_guard lock(state_->mutex);
   if (state_->recorded == state_->reset_at) return Stamp::kNeverRecorded;
-  if (state_->completed < state_->recorded) return Stamp::kPending;
+  if (!state_->done(state_->recorded)) return Stamp::kPending;
   *out = state_->stamp;
   return Stamp::kReady;
 }
@@ -62,8 +75,10 @@ Event::Stamp Event::timestamp(Clock::time_point* out) const {
 void Event::reset() {
   {
     std::lock_guard lock(state_->mutex);
-    // Generations keep counting so that waits queued elsewhere finish.
-    state_->completed = state_->reset_at = state_->recorded;
+    // Generations keep counting; every record so far counts as completed,
+    // so that waits queued elsewhere finish.
+    state_->done_upto = state_->reset_at = state_->stamped = state_->recorded;
+    state_->done_above.clear();
     state_->stamp = {};
   }
   state_->cv.notify_all();

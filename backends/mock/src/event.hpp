@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "stream.hpp"
 
@@ -40,13 +41,25 @@ class Event {
   void reset();
 
  private:
+  // Records complete out of order when they are on different streams, so
+  // completion is kept per generation: every generation up to done_upto has
+  // completed, and so has each one in done_above. A wait or synchronize
+  // thus waits for its own record, never for "some later one".
   struct State {
     mutable std::mutex mutex;
     std::condition_variable cv;
-    uint64_t recorded = 0;   // generation of the latest record
-    uint64_t completed = 0;  // generation of the latest completed record
-    uint64_t reset_at = 0;   // `recorded` at the last reset: none since
+    uint64_t recorded = 0;        // generation of the latest record
+    uint64_t done_upto = 0;       // every generation <= this has completed
+    std::set<uint64_t> done_above;  // completed generations > done_upto
+    uint64_t reset_at = 0;        // `recorded` at the last reset: none since
+    uint64_t stamped = 0;         // generation `stamp` belongs to
     Clock::time_point stamp{};
+
+    // Callers hold `mutex`.
+    bool done(uint64_t generation) const {
+      return generation <= done_upto || done_above.count(generation) != 0;
+    }
+    void mark_done(uint64_t generation, Clock::time_point now);
   };
   Device& device_;
   const uint32_t flags_;

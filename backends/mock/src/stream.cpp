@@ -36,6 +36,11 @@ void Stream::enqueue(Task task) {
   work_cv_.notify_one();
 }
 
+void Stream::drain() {
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [this] { return completed_ == submitted_; });
+}
+
 xal_status_t Stream::synchronize(std::string* out_message) {
   std::unique_lock lock(mutex_);
   done_cv_.wait(lock, [this] { return completed_ == submitted_; });

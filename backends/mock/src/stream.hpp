@@ -62,6 +62,9 @@ class Stream {
   // Blocks until every task queued so far has run. Returns the first error
   // a task raised since the last synchronize (and clears it).
   xal_status_t synchronize(std::string* out_message);
+  // Blocks until every task queued so far has run, leaving any error for
+  // the next synchronize.
+  void drain();
   // True when all queued work has run.
   bool idle() const;
   // Start of the task now running, if it is device work.

@@ -157,6 +157,46 @@ TEST(Concurrency, StreamsCreatedAndDestroyedWhileDeviceSynchronizes) {
   syncer.join();
 }
 
+// Another thread's device_synchronize holds the stream too; destroy must
+// still wait for the stream's work, so the last copy's data is there when
+// it returns.
+TEST(Concurrency, DestroyWaitsForWorkWhileDeviceSynchronizes) {
+  Instance inst("1*l4");
+  constexpr int kRounds = 20;
+  constexpr size_t kBytes = 4096;
+  struct Round {
+    std::vector<unsigned char> src, back;
+    std::atomic<bool> started{false};
+  };
+  std::vector<Round> rounds(kRounds);  // outlive every queued copy
+  std::atomic<bool> stop{false};
+  std::thread syncer([&] {
+    while (!stop) EXPECT_EQ(table().device_synchronize(inst.device(0)), XAL_SUCCESS);
+  });
+  auto slow = [](void* p) {
+    static_cast<std::atomic<bool>*>(p)->store(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // busy work
+  };
+  const xal_devptr_t p = inst.alloc(0, kBytes);
+  int mismatches = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    Round& round = rounds[r];
+    round.src.assign(kBytes, static_cast<unsigned char>(r + 1));
+    round.back.assign(kBytes, 0);
+    xal_bstream_t* s = inst.stream(0);
+    ASSERT_EQ(table().stream_enqueue_host_func(s, slow, &round.started), XAL_SUCCESS);
+    ASSERT_EQ(table().memcpy_htod(s, p, round.src.data(), kBytes), XAL_SUCCESS);
+    ASSERT_EQ(table().memcpy_dtoh(s, round.back.data(), p, kBytes), XAL_SUCCESS);
+    while (!round.started) std::this_thread::yield();  // the syncer sees s busy
+    ASSERT_EQ(table().stream_destroy(s), XAL_SUCCESS);
+    if (round.back != round.src) ++mismatches;
+  }
+  stop = true;
+  syncer.join();
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(table().mem_free(inst.device(0), p), XAL_SUCCESS);
+}
+
 TEST(Concurrency, ShutdownDrainsStreamsLeftOpen) {
   std::atomic<int> ran{0};
   {

@@ -182,6 +182,48 @@ TEST(DeviceSpec, JsonFile) {
   EXPECT_NE(e.find("is a directory"), std::string::npos) << e;
 }
 
+TEST(DeviceSpec, DuplicateKeysAreRefused) {
+  std::string e = spec_error(R"([{"profile": "l4", "memory": "1GiB", "memory": "2GiB"}])");
+  EXPECT_NE(e.find("at /0/memory: duplicate key \"memory\""), std::string::npos) << e;
+  e = spec_error(R"([{"profile": "l4"}, {"profile": "l4", "count": 2, "count": 3}])");
+  EXPECT_NE(e.find("at /1/count: duplicate key"), std::string::npos) << e;
+  e = spec_error(R"({"devices": [{"profile": "l4"}], "devices": []})");
+  EXPECT_NE(e.find("at /devices: duplicate key"), std::string::npos) << e;
+  e = spec_error(R"({"devices": [[1, 2], {"profile": "l4", "name": "a", "name": "b"}]})");
+  EXPECT_NE(e.find("at /devices/1/name: duplicate key"), std::string::npos) << e;
+  // The same key in different objects is fine.
+  EXPECT_EQ(parse_device_spec(R"([{"profile": "l4"}, {"profile": "l4"}])").size(), 2u);
+}
+
+TEST(DeviceSpec, BandwidthsAreZeroOrAtLeastTheMinimum) {
+  std::string e = spec_error(R"([{"profile": "l4", "bandwidth_gbps": 1e-300}])");
+  EXPECT_NE(e.find("/0/bandwidth_gbps"), std::string::npos) << e;
+  EXPECT_NE(e.find("0 or at least 0.001"), std::string::npos) << e;
+  e = spec_error(R"([{"profile": "l4", "peak_memory_bandwidth_gbps": 1e-9}])");
+  EXPECT_NE(e.find("/0/peak_memory_bandwidth_gbps"), std::string::npos) << e;
+  e = spec_error(R"([{"profile": "l4", "bandwidth_gbps": 1e400}])");
+  EXPECT_NE(e.find("invalid JSON"), std::string::npos) << e;
+  EXPECT_NE(e.find("number overflow"), std::string::npos) << e;
+  auto p = parse_device_spec(R"([{"profile": "l4", "bandwidth_gbps": 0}, )"
+                             R"({"profile": "l4", "bandwidth_gbps": 0.001}])");
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].bandwidth_gbps, 0.0);
+  EXPECT_EQ(p[1].bandwidth_gbps, kMinRateGbps);
+}
+
+TEST(DeviceSpec, OnlyBoundedRegularFilesAreRead) {
+  std::string e = spec_error("/dev/zero");
+  EXPECT_NE(e.find("'/dev/zero' is not a regular file"), std::string::npos) << e;
+  const std::string big = testing::TempDir() + "xal_mock_big.json";
+  {
+    std::ofstream out(big);
+    out << "[{\"profile\": \"l4\"}]" << std::string(kMaxSpecFileBytes, ' ');
+  }
+  e = spec_error(big);
+  EXPECT_NE(e.find("file '" + big + "' is larger than 1048576 bytes"), std::string::npos) << e;
+  std::remove(big.c_str());
+}
+
 TEST(DeviceSpec, EveryShippedProfileFileParses) {
   const std::string dir = XAL_MOCK_PROFILE_DIR;
   for (const char* name : {"mixed-vendors.json", "small-test.json",

@@ -200,6 +200,62 @@ TEST(Event, StreamWaitsForEventOfAnotherDevice) {
   EXPECT_EQ(table().stream_destroy(s1), XAL_SUCCESS);
 }
 
+// A wait refers to the record made before it: recording the event again on
+// an idle stream must not release a wait on the earlier, blocked record.
+TEST(Event, WaitKeepsItsRecordWhenTheEventIsRecordedAgain) {
+  Instance inst("1*l4");
+  xal_bstream_t* a = inst.stream(0);
+  xal_bstream_t* b = inst.stream(0);
+  xal_bstream_t* c = inst.stream(0);
+  xal_bevent_t* e = inst.event(0);
+  xal_bevent_t* f = inst.event(0);
+  Gate gate;
+  Log log;
+  Entry on_a{&log, 1}, on_c{&log, 2};
+  ASSERT_EQ(table().stream_enqueue_host_func(a, Gate::wait, &gate), XAL_SUCCESS);
+  ASSERT_EQ(table().stream_enqueue_host_func(a, Entry::append, &on_a), XAL_SUCCESS);
+  ASSERT_EQ(table().event_record(e, a), XAL_SUCCESS);
+  ASSERT_EQ(table().stream_wait_event(c, e), XAL_SUCCESS);  // waits for e on a
+  ASSERT_EQ(table().stream_enqueue_host_func(c, Entry::append, &on_c), XAL_SUCCESS);
+  ASSERT_EQ(table().event_record(f, c), XAL_SUCCESS);
+  ASSERT_EQ(table().event_record(e, b), XAL_SUCCESS);  // b is idle
+  ASSERT_EQ(table().event_synchronize(e), XAL_SUCCESS);
+  EXPECT_EQ(table().event_query(e), XAL_SUCCESS);
+  // c must stay blocked; give a wrongly released c the chance to finish.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+  while (table().event_query(f) == XAL_NOT_READY && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+  EXPECT_EQ(table().event_query(f), XAL_NOT_READY);
+  EXPECT_EQ(table().stream_query(c), XAL_NOT_READY);
+  gate.open.count_down();
+  ASSERT_EQ(table().event_synchronize(f), XAL_SUCCESS);
+  EXPECT_EQ(log.order, (std::vector<int>{1, 2}));
+  for (xal_bevent_t* ev : {e, f}) EXPECT_EQ(table().event_destroy(ev), XAL_SUCCESS);
+  for (xal_bstream_t* st : {a, b, c}) EXPECT_EQ(table().stream_destroy(st), XAL_SUCCESS);
+}
+
+// Records completing out of order still leave the event's state right.
+TEST(Event, RecordsCompletingOutOfOrder) {
+  Instance inst("1*l4");
+  xal_bstream_t* a = inst.stream(0);
+  xal_bstream_t* b = inst.stream(0);
+  xal_bevent_t* e = inst.event(0);
+  Gate gate;
+  ASSERT_EQ(table().stream_enqueue_host_func(a, Gate::wait, &gate), XAL_SUCCESS);
+  ASSERT_EQ(table().event_record(e, a), XAL_SUCCESS);  // pending
+  ASSERT_EQ(table().event_record(e, b), XAL_SUCCESS);  // completes first
+  ASSERT_EQ(table().stream_synchronize(b), XAL_SUCCESS);
+  EXPECT_EQ(table().event_query(e), XAL_SUCCESS);  // the latest record counts
+  ASSERT_EQ(table().event_record(e, a), XAL_SUCCESS);
+  EXPECT_EQ(table().event_query(e), XAL_NOT_READY);
+  gate.open.count_down();
+  ASSERT_EQ(table().event_synchronize(e), XAL_SUCCESS);
+  EXPECT_EQ(table().event_query(e), XAL_SUCCESS);
+  EXPECT_EQ(table().event_destroy(e), XAL_SUCCESS);
+  EXPECT_EQ(table().stream_destroy(a), XAL_SUCCESS);
+  EXPECT_EQ(table().stream_destroy(b), XAL_SUCCESS);
+}
+
 TEST(Event, DestroyWhileRecordPendingIsSafe) {
   Instance inst("1*l4");
   xal_bstream_t* s = inst.stream(0);
