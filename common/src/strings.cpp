@@ -143,9 +143,38 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
+namespace {
+
+// Bytes a UTF-8 sequence starting with lead byte `c` declares (1 for ASCII,
+// continuation and invalid bytes).
+size_t utf8_declared_length(unsigned char c) {
+  if (c >= 0xF0 && c <= 0xF7) return 4;
+  if (c >= 0xE0) return c <= 0xEF ? 3 : 1;
+  if (c >= 0xC0) return 2;
+  return 1;
+}
+
+// The largest cut <= n of `src` that does not split the UTF-8 character
+// the first n bytes end in.
+size_t utf8_cut(std::string_view src, size_t n) {
+  size_t lead = n;
+  // A character is at most 4 bytes: look back over 3 continuation bytes.
+  while (lead > 0 && n - lead < 4) {
+    --lead;
+    const auto c = static_cast<unsigned char>(src[lead]);
+    if ((c & 0xC0) != 0x80) {
+      return lead + utf8_declared_length(c) > n ? lead : n;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
 void copy_string(char* dst, size_t capacity, std::string_view src) {
   if (!dst || capacity == 0) return;
-  const size_t n = src.size() < capacity - 1 ? src.size() : capacity - 1;
+  size_t n = src.size();
+  if (n > capacity - 1) n = utf8_cut(src, capacity - 1);
   std::memcpy(dst, src.data(), n);
   dst[n] = '\0';
 }

@@ -63,10 +63,57 @@ std::string Exposition::text() const {
   return out;
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 character at value[pos] (RFC 3629: no
+// overlong forms, surrogates or code points past U+10FFFF), 0 if there is
+// none.
+size_t utf8_length(const std::string& value, size_t pos) {
+  const auto byte = [&](size_t i) {
+    return i < value.size() ? static_cast<unsigned char>(value[i]) : 0u;
+  };
+  const unsigned c = byte(pos);
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned lo = 0x80, hi = 0xBF;  // range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (byte(pos + 1) < lo || byte(pos + 1) > hi) return 0;
+  for (size_t i = 2; i < len; ++i) {
+    if ((byte(pos + i) & 0xC0) != 0x80) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
 std::string escape_label_value(const std::string& value) {
   std::string out;
   out.reserve(value.size());
-  for (const char c : value) {
+  for (size_t i = 0; i < value.size();) {
+    const size_t len = utf8_length(value, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not UTF-8
+      ++i;
+      continue;
+    }
+    if (len > 1) {
+      out.append(value, i, len);
+      i += len;
+      continue;
+    }
+    const char c = value[i++];
     switch (c) {
       case '\\':
         out += "\\\\";

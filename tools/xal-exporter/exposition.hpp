@@ -42,7 +42,9 @@ class Exposition {
   std::vector<Family> families_;
 };
 
-// Escapes a label value: backslash, double quote and newline.
+// Escapes a label value: backslash, double quote and newline. A byte that
+// is not part of a well-formed UTF-8 character becomes U+FFFD, so the
+// value is always valid UTF-8 (Prometheus rejects a scrape otherwise).
 std::string escape_label_value(const std::string& value);
 
 // A sample value as Prometheus reads it (integers exactly, NaN, +Inf).

@@ -189,10 +189,13 @@ void counter_families(const DeviceSnapshot& d, const Labels& l, Exposition& e) {
 std::string render_exposition(const telemetry::Snapshot& snap,
                               double scrape_seconds) {
   Exposition e;
-  for (const xal_backend_info_t& b : snap.backends) {
+  for (size_t i = 0; i < snap.backends.size(); ++i) {
+    const xal_backend_info_t& b = snap.backends[i];
+    // `index` (xal_backend_get_info's) tells apart a backend listed twice.
     e.add_count("xal_backend_info", kGauge,
                 "A backend xal considered; the value is always 1.",
                 {{"backend", b.name},
+                 {"index", std::to_string(i)},
                  {"version", b.version},
                  {"state", tools::backend_state_label(b.state)},
                  {"driver_version", b.driver_version}},

@@ -131,7 +131,10 @@ Snapshot take_snapshot(const std::vector<uint32_t>& only) {
     }
     return snap;
   }
+  std::vector<uint32_t> taken;  // an index asked twice is read once
   for (const uint32_t i : only) {
+    if (std::find(taken.begin(), taken.end(), i) != taken.end()) continue;
+    taken.push_back(i);
     if (i >= device_count) {
       throw std::runtime_error("no device " + std::to_string(i) + " (there " +
                                (device_count == 1 ? "is " : "are ") +

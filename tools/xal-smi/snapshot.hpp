@@ -48,8 +48,8 @@ struct Snapshot {
   std::vector<DeviceSnapshot> devices;
 };
 
-// Reads every backend and the devices in `only` (global indices; empty:
-// every device). xal_init must have succeeded. A device call that fails is
+// Reads every backend and the devices in `only` (global indices, in that
+// order; an index given again is left out; empty: every device). xal_init must have succeeded. A device call that fails is
 // recorded in the snapshot (props_error, metrics_error ...) rather than
 // thrown, so that one broken device does not hide the others; a failing
 // count or an index out of range throws std::runtime_error with xal's error

@@ -39,7 +39,9 @@ std::optional<uint64_t> parse_uint(std::string_view text);
 std::optional<std::string> env(const char* name);
 
 // Copies `src` into the fixed char array `dst` of `capacity` bytes, always
-// NUL-terminated, truncating if needed.
+// NUL-terminated, truncating if needed. A truncation never splits a UTF-8
+// character: one that does not fit whole is left out (so `dst` may hold
+// up to 3 bytes fewer than capacity - 1).
 void copy_string(char* dst, size_t capacity, std::string_view src);
 
 template <size_t N>

@@ -33,6 +33,31 @@ TEST(Exposition, EscapesAndFormats) {
   EXPECT_EQ(format_value(INFINITY), "+Inf");
 }
 
+TEST(Exposition, LabelValuesAreAlwaysValidUtf8) {
+  using xal::exporter::escape_label_value;
+  const std::string fffd = "\xEF\xBF\xBD";
+  // Well-formed characters of 2, 3 and 4 bytes pass unchanged.
+  EXPECT_EQ(escape_label_value("\xC3\xBC\xE2\x82\xAC\xF0\x9F\x98\x80"),
+            "\xC3\xBC\xE2\x82\xAC\xF0\x9F\x98\x80");
+  // A truncated character at the end (what a byte-count cut leaves).
+  EXPECT_EQ(escape_label_value("\xC3\xBC\xC3"), "\xC3\xBC" + fffd);
+  EXPECT_EQ(escape_label_value("a\xE2\x82"), "a" + fffd + fffd);
+  // Stray continuation, overlong form, surrogate, bytes never in UTF-8.
+  EXPECT_EQ(escape_label_value("\xBCx"), fffd + "x");
+  EXPECT_EQ(escape_label_value("\xC0\xAF"), fffd + fffd);
+  EXPECT_EQ(escape_label_value("\xED\xA0\x80"), fffd + fffd + fffd);
+  EXPECT_EQ(escape_label_value("\xFF\\"), fffd + "\\\\");
+
+  xal::telemetry::Snapshot snap;
+  xal::telemetry::DeviceSnapshot d;
+  std::snprintf(d.props.vendor, sizeof(d.props.vendor), "%s", "V\xC3");
+  snap.devices.push_back(d);
+  const std::string text = xal::exporter::render_exposition(snap, 0);
+  const Parsed p = parse_exposition(text);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p) << text;
+  EXPECT_EQ(p.find("xal_device_info").at(0).labels.at("vendor"), "V" + fffd);
+}
+
 TEST(Exposition, GroupsFamiliesAndParsesBack) {
   xal::exporter::Exposition e;
   e.add("x_ratio", "gauge", "A ratio.", {{"device", "0"}}, 0.5);
@@ -131,6 +156,10 @@ TEST(Parser, RejectsMalformedExpositions) {
   EXPECT_FALSE(parse_exposition("# HELP g g\n# TYPE g gauge\ng{1a=\"1\"} 1\n")
                    .errors.empty());
   EXPECT_FALSE(parse_exposition("# HELP g g\n# TYPE g gauge\ng one\n").errors.empty());
+  EXPECT_FALSE(parse_exposition("# HELP g g\n# TYPE g gauge\ng{a=\"\xC3\"} 1\n")
+                   .errors.empty());  // invalid UTF-8
+  EXPECT_TRUE(parse_exposition("# HELP g g\n# TYPE g gauge\ng{a=\"\xC3\xBC\"} 1\n")
+                  .errors.empty());
   EXPECT_TRUE(parse_exposition("# HELP g g\n# TYPE g gauge\ng{a=\"\\\"\"} 1\n")
                   .errors.empty());
 }

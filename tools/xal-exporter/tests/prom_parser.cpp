@@ -1,6 +1,7 @@
 #include "prom_parser.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -27,6 +28,38 @@ bool parse_value(const std::string& text, double* out) {
   } catch (const std::exception&) {
     return false;
   }
+}
+
+// True when `text` is well-formed UTF-8: decodes each character and
+// rejects truncated sequences, overlong forms, surrogates and code points
+// past U+10FFFF.
+bool valid_utf8(const std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = 1;
+    uint32_t cp = c;
+    if (c >= 0xF0) {
+      len = 4, cp = c & 0x07u;
+    } else if (c >= 0xE0) {
+      len = 3, cp = c & 0x0Fu;
+    } else if (c >= 0xC0) {
+      len = 2, cp = c & 0x1Fu;
+    } else if (c >= 0x80) {
+      return false;  // a continuation byte without a lead
+    }
+    if (c >= 0xF8 || i + len > text.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + k]);
+      if ((b & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3Fu);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
 }
 
 // Parses `{a="x",b="y"}` from text[pos] (at '{'); advances pos past '}'.
@@ -62,6 +95,7 @@ bool parse_labels(const std::string& text, size_t& pos,
       }
     }
     if (i >= text.size()) return why = "unterminated label value", false;
+    if (!valid_utf8(value)) return why = "invalid UTF-8 label value", false;
     if (!labels.emplace(name, value).second) {
       return why = "label '" + name + "' twice", false;
     }

@@ -34,7 +34,7 @@ struct Parsed {
 
 // Checks: every line is a comment (# HELP / # TYPE) or a sample
 // `name{labels} value`; names match [a-zA-Z_:][a-zA-Z0-9_:]*, label names
-// [a-zA-Z_][a-zA-Z0-9_]*; each family has HELP then TYPE before its
+// [a-zA-Z_][a-zA-Z0-9_]*; label values are valid UTF-8; each family has HELP then TYPE before its
 // samples, once; samples of a family are contiguous; counters end in
 // _total; no series appears twice; values parse; the text ends in '\n'.
 Parsed parse_exposition(const std::string& text);

@@ -119,6 +119,20 @@ void check_mock_exposition(const std::string& text) {
   EXPECT_EQ(p.find("xal_backend_info", {{"backend", "mock"}}).size(), 1u);
 }
 
+// The unit Grafana shows target `ref_id` of `panel` in: an override
+// matching its refId, else the panel's default ("" when none).
+std::string target_unit(const nlohmann::json& panel, const std::string& ref_id) {
+  const auto& config = panel.at("fieldConfig");
+  for (const auto& o : config.value("overrides", nlohmann::json::array())) {
+    const auto& m = o.at("matcher");
+    if (m.at("id") != "byFrameRefID" || m.at("options") != ref_id) continue;
+    for (const auto& prop : o.at("properties")) {
+      if (prop.at("id") == "unit") return prop.at("value");
+    }
+  }
+  return config.at("defaults").value("unit", "");
+}
+
 // A free TCP port on 127.0.0.1, and a socket that holds it when asked.
 struct Listener {
   int fd = -1;
@@ -363,6 +377,50 @@ TEST(XalExporter, PartitionsAreLabelledWithTheirCardAndShare) {
   EXPECT_EQ(total[0].value, 1073741824.0);
 }
 
+TEST(XalExporter, RepeatedDeviceIsExportedOnce) {
+  const auto [code, output] = run_exporter({"--once", "-d", "1", "-d", "0", "-d", "1"});
+  ASSERT_EQ(code, 0) << output;
+  const Parsed p = parse_exposition(output);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p) << output;
+  const auto info = p.find("xal_device_info");
+  ASSERT_EQ(info.size(), 2u) << output;
+  EXPECT_EQ(info[0].labels.at("device"), "1");  // the order given
+  EXPECT_EQ(info[1].labels.at("device"), "0");
+  EXPECT_EQ(p.family("xal_devices")->samples.at(0).value, 2.0);
+}
+
+TEST(XalExporter, BackendListedTwiceGivesTwoSeries) {
+  const auto [code, output] = run_exporter(
+      {"--once"},
+      {std::string("XAL_BACKENDS=") + XAL_MOCK_PLUGIN + "," + XAL_MOCK_PLUGIN});
+  ASSERT_EQ(code, 0) << output;
+  const Parsed p = parse_exposition(output);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p) << output;
+  const auto info = p.find("xal_backend_info", {{"backend", "mock"}});
+  ASSERT_EQ(info.size(), 2u) << output;
+  EXPECT_NE(info[0].labels.at("index"), info[1].labels.at("index"));
+}
+
+TEST(XalExporter, LongNonAsciiNamesStayValidUtf8) {
+  // 40 x "ü" (80 bytes) overflows the 64-byte name and vendor fields.
+  std::string long_name;
+  for (int i = 0; i < 40; ++i) long_name += "\xC3\xBC";
+  const std::string devices = "XAL_MOCK_DEVICES=[{\"profile\":\"l4\",\"name\":\"" +
+                              long_name + "\",\"vendor\":\"" + long_name + "\"}]";
+  const auto [code, output] = run_exporter({"--once"}, {devices});
+  ASSERT_EQ(code, 0) << output;
+  const Parsed p = parse_exposition(output);
+  ASSERT_TRUE(p.errors.empty()) << join_errors(p);
+  const auto info = p.find("xal_device_info");
+  ASSERT_EQ(info.size(), 1u) << output;
+  const std::string vendor = info[0].labels.at("vendor");
+  EXPECT_GT(vendor.size(), 0u);
+  EXPECT_EQ(vendor, long_name.substr(0, vendor.size()));  // whole characters
+  const std::string name = info[0].labels.at("name");
+  EXPECT_EQ(name, ("Mock " + long_name).substr(0, name.size()));
+  EXPECT_EQ(name.find("\xEF\xBF\xBD"), std::string::npos);
+}
+
 TEST(GrafanaDashboard, ParsesAndQueriesOnlyExportedMetrics) {
   std::ifstream file(XAL_DASHBOARD);
   ASSERT_TRUE(file) << XAL_DASHBOARD;
@@ -372,8 +430,8 @@ TEST(GrafanaDashboard, ParsesAndQueriesOnlyExportedMetrics) {
   EXPECT_FALSE(dash.at("title").get<std::string>().empty());
   std::set<std::string> vars;
   for (const auto& v : dash.at("templating").at("list")) vars.insert(v.at("name"));
-  EXPECT_TRUE(vars.count("datasource") && vars.count("backend") &&
-              vars.count("device"));
+  EXPECT_TRUE(vars.count("datasource") && vars.count("instance") &&
+              vars.count("backend") && vars.count("device"));
 
   const auto [code, output] = run_exporter({"--once"});
   ASSERT_EQ(code, 0) << output;
@@ -387,6 +445,24 @@ TEST(GrafanaDashboard, ParsesAndQueriesOnlyExportedMetrics) {
     for (const auto& t : panel["targets"]) {
       const std::string expr = t.at("expr");
       ++targets;
+      // Device "0" of every host is a different card: an aggregation that
+      // drops `instance` would merge them, and so would a selector that
+      // ignores the instance variable.
+      const std::regex by("by \\(([^)]*)\\)");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), by), end;
+           it != end; ++it) {
+        EXPECT_TRUE(std::regex_search((*it)[1].str(),
+                                      std::regex("(^|[ ,])instance($|[ ,])")))
+            << "aggregation without instance: " << expr;
+      }
+      if (expr.find("$device") != std::string::npos) {
+        EXPECT_NE(expr.find("instance=~\"$instance\""), std::string::npos)
+            << expr;
+      }
+      // Calls per second are operations, not bytes.
+      if (expr.find("_calls_total") != std::string::npos) {
+        EXPECT_EQ(target_unit(panel, t.at("refId")), "ops") << expr;
+      }
       for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end;
            it != end; ++it) {
         std::string name = it->str();
