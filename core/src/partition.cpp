@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "quota_shared.hpp"
 #include "teardown.hpp"
 #include "xal_common/strings.hpp"
 
@@ -129,6 +130,9 @@ xal_status_t remove_partitions(Runtime& rt, DeviceObj* parent) {
   }
   for (DeviceObj* p : parts) {
     release_device_objects(p);  // the core's staging stream, if any
+    // Its limit leaves the shared ledger with it: a partition made later
+    // with the same layout has the same uuid.
+    shared_quota_drop(p);
     rt.devices.erase(std::find(rt.devices.begin(), rt.devices.end(), p));
     destroy_handle(p);
   }

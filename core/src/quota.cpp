@@ -1,6 +1,8 @@
 // Memory quotas.
 #include "quota.hpp"
 
+#include <mutex>
+
 #include "quota_shared.hpp"
 #include "partition.hpp"
 #include "xal_common/strings.hpp"
@@ -89,6 +91,14 @@ void quota_release(DeviceObj* device, uint64_t bytes) noexcept {
   shared_quota_release(device, bytes);
 }
 
+namespace {
+
+// Serialises xal_device_set_memory_limit, so that the ledger's limit and the
+// device's own are written in the same order by concurrent calls.
+std::mutex g_limit_mu;
+
+}  // namespace
+
 }  // namespace xal::core
 
 using namespace xal::core;
@@ -102,6 +112,7 @@ XAL_API xal_status_t xal_device_set_memory_limit(xal_device_t device,
     DeviceObj* d = as_device(device);
     if (!d) return bad_handle(device, "device");
     if (xal_status_t r = partition_limit(d, bytes, &bytes); r) return r;
+    std::lock_guard lock(g_limit_mu);
     const uint64_t used = d->state->reserved.load();
     if (bytes != 0 && used > bytes)
       return fail(d, XAL_ERROR_OUT_OF_MEMORY,

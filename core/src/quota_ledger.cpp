@@ -61,6 +61,15 @@ uint32_t used_entries(const DeviceSlot& d) noexcept {
   return std::min(d.high_water, kMaxProcesses);
 }
 
+// A slot handle: the slot's generation above kIndexBits bits of index.
+constexpr int kIndexBits = 8;
+constexpr uint32_t kMaxGeneration = (1u << (31 - kIndexBits)) - 1;
+static_assert(kMaxDevices <= (1u << kIndexBits));
+
+int make_handle(uint32_t index, uint32_t generation) noexcept {
+  return static_cast<int>((generation << kIndexBits) | index);
+}
+
 }  // namespace
 
 bool process_start_time(pid_t pid, uint64_t* start_time, bool* zombie) {
@@ -114,28 +123,62 @@ void QuotaLedger::refresh_identity() {
   if (!process_start_time(now, &start_time_, &zombie)) start_time_ = 0;
 }
 
+uint32_t QuotaLedger::slot_index(int handle) noexcept {
+  return static_cast<uint32_t>(handle) & ((1u << kIndexBits) - 1);
+}
+
+int QuotaLedger::index_of(int handle) const noexcept {
+  if (handle < 0) return -1;
+  const uint32_t index = slot_index(handle);
+  const uint32_t generation = static_cast<uint32_t>(handle) >> kIndexBits;
+  if (index >= kMaxDevices || generation == 0 ||
+      file_->slots[index].in_use != generation)
+    return -1;
+  return static_cast<int>(index);
+}
+
 int QuotaLedger::slot(const DeviceUuid& uuid, std::string* error) {
   Guard g(*this);
+  refresh_identity();
+  const uint64_t now = ++file_->header.lookups;
   int free_slot = -1;
   for (uint32_t s = 0; s < kMaxDevices; ++s) {
     DeviceSlot& d = file_->slots[s];
-    if (d.in_use && std::memcmp(d.uuid, uuid.data(), 16) == 0)
-      return static_cast<int>(s);
+    if (d.in_use && std::memcmp(d.uuid, uuid.data(), 16) == 0) {
+      d.looked_up = now;
+      return make_handle(s, d.in_use);
+    }
     if (!d.in_use && free_slot < 0) free_slot = static_cast<int>(s);
+  }
+  // The table is full: the slot without a live entry looked up longest ago
+  // (not one another process has just looked up and not used yet).
+  if (free_slot < 0) {
+    for (uint32_t s = 0; s < kMaxDevices; ++s) {
+      reclaim_slot(static_cast<int>(s));
+      const DeviceSlot& d = file_->slots[s];
+      if (d.high_water == 0 &&
+          (free_slot < 0 || d.looked_up < file_->slots[free_slot].looked_up))
+        free_slot = static_cast<int>(s);
+    }
   }
   if (free_slot < 0) {
     *error = object_ + " already tracks " + std::to_string(kMaxDevices) +
-             " devices, its maximum";
+             " devices with live processes, its maximum";
     return -1;
   }
   DeviceSlot& d = file_->slots[free_slot];
+  const uint32_t generation =
+      d.in_use == 0 || d.in_use >= kMaxGeneration ? 1 : d.in_use + 1;
+  d = DeviceSlot{};
   std::memcpy(d.uuid, uuid.data(), 16);
-  d.in_use = 1;
-  return free_slot;
+  d.in_use = generation;
+  d.looked_up = now;
+  return make_handle(static_cast<uint32_t>(free_slot), generation);
 }
 
-ProcessEntry* QuotaLedger::own_entry(int slot, bool create) {
+ProcessEntry* QuotaLedger::own_entry(int slot, bool create, bool* created) {
   DeviceSlot& d = file_->slots[slot];
+  if (created) *created = false;
   for (uint32_t i = 0; i < used_entries(d); ++i) {
     ProcessEntry& e = d.processes[i];
     if (e.pid == pid_ && e.start_time == start_time_) return &e;
@@ -147,6 +190,7 @@ ProcessEntry* QuotaLedger::own_entry(int slot, bool create) {
       if (e.pid != 0) continue;
       e = ProcessEntry{pid_, 0, start_time_, 0, 0};
       if (i >= d.high_water) d.high_water = i + 1;
+      if (created) *created = true;
       return &e;
     }
     if (!reclaim_slot(slot)) break;
@@ -186,32 +230,49 @@ bool QuotaLedger::reclaim_slot(int slot) {
   return any;
 }
 
-QuotaLedger::Reserve QuotaLedger::reserve(int slot, uint64_t bytes,
+QuotaLedger::Reserve QuotaLedger::reserve(int handle, uint64_t bytes,
                                           uint64_t own_limit, LedgerUsage* usage) {
   Guard g(*this);
   refresh_identity();
-  ProcessEntry* e = own_entry(slot, true);
+  const int slot = index_of(handle);
+  if (slot < 0) return Reserve::kStale;
+  bool created = false;
+  ProcessEntry* e = own_entry(slot, true, &created);
   if (!e) {
     if (usage) *usage = sum(slot);
     return Reserve::kNoEntry;
   }
-  e->limit = own_limit;
+  // The limit of an existing entry is set_limit's alone: own_limit may be a
+  // value read before a concurrent xal_device_set_memory_limit changed it.
+  if (created) e->limit = own_limit;
   LedgerUsage u = sum(slot);
   auto over = [&] {
     return u.limit != 0 && (u.used + bytes < u.used || u.used + bytes > u.limit);
   };
   if (over() && reclaim_slot(slot)) u = sum(slot);
+  if (over()) {
+    // An entry made for this reservation alone would list this process
+    // among the job's and hold one of the slot's entries for nothing.
+    // The limit that refused it is still the one reported.
+    if (created && e->bytes == 0) {
+      *e = {};
+      u.processes = sum(slot).processes;
+    }
+    if (usage) *usage = u;
+    return Reserve::kOverLimit;
+  }
   if (usage) *usage = u;
-  if (over()) return Reserve::kOverLimit;
   e->bytes += bytes;
   file_->slots[slot].used += bytes;
   return Reserve::kOk;
 }
 
-void QuotaLedger::release(int slot, uint64_t bytes) noexcept {
+void QuotaLedger::release(int handle, uint64_t bytes) noexcept {
   try {
     Guard g(*this);
     refresh_identity();
+    const int slot = index_of(handle);
+    if (slot < 0) return;  // reused: this process had no entry in it
     ProcessEntry* e = own_entry(slot, false);
     if (!e) return;
     e->bytes -= std::min(bytes, e->bytes);
@@ -223,9 +284,19 @@ void QuotaLedger::release(int slot, uint64_t bytes) noexcept {
 
 void QuotaLedger::reset(int slot) noexcept { release(slot, UINT64_MAX); }
 
-bool QuotaLedger::set_limit(int slot, uint64_t limit) {
-  Guard g(*this);
-  refresh_identity();
+void QuotaLedger::drop(int handle) noexcept {
+  try {
+    Guard g(*this);
+    refresh_identity();
+    const int slot = index_of(handle);
+    if (slot < 0) return;
+    if (ProcessEntry* e = own_entry(slot, false)) *e = {};
+    sum(slot);
+  } catch (...) {
+  }
+}
+
+bool QuotaLedger::store_limit(int slot, uint64_t limit) {
   ProcessEntry* e = own_entry(slot, limit != 0);
   if (!e) return limit == 0;
   e->limit = limit;
@@ -234,16 +305,40 @@ bool QuotaLedger::set_limit(int slot, uint64_t limit) {
   return true;
 }
 
-LedgerUsage QuotaLedger::usage(int slot) {
+bool QuotaLedger::set_limit(int slot, uint64_t limit) {
+  return update_limit(slot, limit, false, nullptr) == SetLimit::kOk;
+}
+
+QuotaLedger::SetLimit QuotaLedger::update_limit(int handle, uint64_t limit,
+                                                bool within_use,
+                                                LedgerUsage* usage) {
   Guard g(*this);
   refresh_identity();
+  const int slot = index_of(handle);
+  if (slot < 0) return SetLimit::kStale;
+  reclaim_slot(slot);
+  const LedgerUsage u = sum(slot);
+  if (usage) *usage = u;
+  if (within_use && limit != 0 && u.used > limit) return SetLimit::kBelowUse;
+  return store_limit(slot, limit) ? SetLimit::kOk : SetLimit::kNoEntry;
+}
+
+LedgerUsage QuotaLedger::usage(int handle, bool* stale) {
+  Guard g(*this);
+  refresh_identity();
+  const int slot = index_of(handle);
+  if (stale) *stale = slot < 0;
+  if (slot < 0) return {};
   reclaim_slot(slot);
   return sum(slot);
 }
 
-std::vector<LedgerProcess> QuotaLedger::processes(int slot) {
+std::vector<LedgerProcess> QuotaLedger::processes(int handle, bool* stale) {
   Guard g(*this);
   refresh_identity();
+  const int slot = index_of(handle);
+  if (stale) *stale = slot < 0;
+  if (slot < 0) return {};
   reclaim_slot(slot);
   std::vector<LedgerProcess> out;
   const DeviceSlot& d = file_->slots[slot];

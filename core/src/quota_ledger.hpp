@@ -7,7 +7,10 @@
 // device uuid. Each slot has per-process entries {pid, start time, bytes,
 // limit}; the start time (field 22 of /proc/PID/stat) tells a reused pid
 // from the process that wrote the entry. Entries of dead processes are
-// reclaimed when found. This file depends on nothing else of the core.
+// reclaimed when found; when the table is full, the slot without a live
+// entry looked up longest ago is given to another uuid, under a new
+// generation, so that a slot handle a process kept reads as stale. This
+// file depends on nothing else of the core.
 #pragma once
 
 #include <pthread.h>
@@ -28,7 +31,7 @@ using DeviceUuid = std::array<uint8_t, 16>;
 namespace ledger_layout {
 
 inline constexpr uint64_t kMagic = 0x314745444c4c4158ull;  // "XALLEDG1"
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;  // 2: slots are reused
 inline constexpr uint32_t kMaxDevices = 64;     // uuids per ledger
 inline constexpr uint32_t kMaxProcesses = 128;  // processes per uuid
 
@@ -42,10 +45,11 @@ struct ProcessEntry {
 
 struct DeviceSlot {
   uint8_t uuid[16];
-  uint32_t in_use;       // 1 once the uuid is set
+  uint32_t in_use;       // 0: free; else the generation of its uuid (>= 1)
   uint32_t high_water;   // entries [0, high_water) may be used
   uint64_t limit;        // the limit in force at the last update, 0: none
   uint64_t used;         // job-wide bytes at the last update
+  uint64_t looked_up;    // Header::lookups at its last lookup
   ProcessEntry processes[kMaxProcesses];
 };
 
@@ -58,6 +62,7 @@ struct Header {
   uint32_t process_count;           // kMaxProcesses
   uint32_t reserved0;
   uint64_t recoveries;              // locks taken over from a dead holder
+  uint64_t lookups;                 // slot lookups so far (a clock)
   pthread_mutex_t mutex;            // process-shared, robust
 };
 
@@ -88,7 +93,10 @@ struct LedgerProcess {
 // thread-safe. Not copyable.
 class QuotaLedger {
  public:
-  enum class Reserve { kOk, kOverLimit, kNoEntry };
+  // kStale: the slot handle is out of date (its slot now holds another
+  // uuid); look the device up again with slot().
+  enum class Reserve { kOk, kOverLimit, kNoEntry, kStale };
+  enum class SetLimit { kOk, kBelowUse, kNoEntry, kStale };
 
   // True when `name` is 1 to 64 characters of [A-Za-z0-9._-]; else *why says
   // what is wrong.
@@ -107,26 +115,44 @@ class QuotaLedger {
   QuotaLedger(const QuotaLedger&) = delete;
   QuotaLedger& operator=(const QuotaLedger&) = delete;
 
-  // The slot of `uuid` (created if absent), or -1 with *error when the
-  // table has no free slot.
+  // A handle to the slot of `uuid` (created if absent; when the table is
+  // full, the slot without a live entry looked up longest ago is reused),
+  // or -1 with *error when every slot has a live entry. A handle stays
+  // valid while its slot holds `uuid`; the members below treat a stale one
+  // as a slot with nothing in it (reserve and update_limit say kStale,
+  // usage and processes set *stale). A slot where this process has an
+  // entry is never reused, so its handles stay valid.
   int slot(const DeviceUuid& uuid, std::string* error);
+  // The index in File::slots of a handle (for tests and tools).
+  static uint32_t slot_index(int handle) noexcept;
 
   // Adds `bytes` to this process's entry in `slot` when the job-wide use plus
-  // `bytes` stays within the limit in force (own_limit counts as this
-  // process's limit, 0: none). *usage receives the figures before the
-  // reservation. kNoEntry: every entry of the slot is held by a live process.
+  // `bytes` stays within the limit in force. own_limit is this process's
+  // limit (0: none), recorded only when the entry is created here; an
+  // existing entry keeps the limit set_limit gave it. *usage receives the
+  // figures before the reservation. kNoEntry: every entry of the slot is
+  // held by a live process. An entry created by a reservation that fails is
+  // removed again.
   Reserve reserve(int slot, uint64_t bytes, uint64_t own_limit,
                   LedgerUsage* usage);
   // Takes `bytes` back (never below 0).
   void release(int slot, uint64_t bytes) noexcept;
   // This process's bytes in `slot` back to 0 (device reset, shutdown).
   void reset(int slot) noexcept;
-  // Records this process's limit (0: none). false when no entry was free.
+  // Removes this process's entry of `slot`, bytes and limit (the device is
+  // gone: an undone partition).
+  void drop(int slot) noexcept;
+  // Records this process's limit (0: none). With `within_use`, under the
+  // same lock, refuses a limit (other than 0) below the job-wide use
+  // (kBelowUse). *usage, when given, receives the figures before the change.
+  SetLimit update_limit(int slot, uint64_t limit, bool within_use,
+                        LedgerUsage* usage);
+  // update_limit without the check: false when no entry was free.
   bool set_limit(int slot, uint64_t limit);
   // Job-wide figures after reclaiming dead processes' entries.
-  LedgerUsage usage(int slot);
+  LedgerUsage usage(int slot, bool* stale = nullptr);
   // The live processes' entries of `slot`, after the same reclaiming.
-  std::vector<LedgerProcess> processes(int slot);
+  std::vector<LedgerProcess> processes(int slot, bool* stale = nullptr);
   // Reclaims every entry of a dead process; returns how many.
   uint32_t reclaim();
   // Locks taken over from a holder that died (EOWNERDEAD).
@@ -149,8 +175,15 @@ class QuotaLedger {
 
  private:
   QuotaLedger(ledger_layout::File* file, std::string object);
-  // Under the lock: this process's entry in `slot`, created when `create`.
-  ledger_layout::ProcessEntry* own_entry(int slot, bool create);
+  // Under the lock: this process's entry in `slot`, created when `create`
+  // (*created, when given, tells whether it was).
+  ledger_layout::ProcessEntry* own_entry(int slot, bool create,
+                                         bool* created = nullptr);
+  // Under the lock: the index of a current handle, -1 for a stale one.
+  int index_of(int handle) const noexcept;
+  // Under the lock: set_limit's update (slot is an index).
+  bool store_limit(int slot, uint64_t limit);
+  // Under the lock; the helpers below take slot indices, not handles.
   LedgerUsage sum(int slot);
   bool reclaim_slot(int slot);
   void refresh_identity();

@@ -107,6 +107,22 @@ std::unique_ptr<QuotaLedger> QuotaLedger::open(std::string_view name,
       *error = "cannot open " + where + ": " + errno_text(errno);
       return nullptr;
     }
+    // The name is predictable: a ledger made by another user, or open to
+    // others, could hold the lock or impose a limit on this job.
+    struct stat own {};
+    if (::fstat(fd.fd, &own) != 0) {
+      *error = "cannot stat " + where + ": " + errno_text(errno);
+      return nullptr;
+    }
+    if (own.st_uid != ::geteuid() || (own.st_mode & 077) != 0) {
+      std::ostringstream msg;
+      msg << where << " belongs to uid " << own.st_uid << " with mode 0"
+          << std::oct << (own.st_mode & 0777) << std::dec
+          << "; a ledger must belong to this user (uid " << ::geteuid()
+          << ") with mode 0600 (remove /dev/shm" << obj << ")";
+      *error = msg.str();
+      return nullptr;
+    }
   } else if (::ftruncate(fd.fd, sizeof(File)) != 0) {
     *error = "cannot size " + where + ": " + errno_text(errno);
     ::shm_unlink(obj.c_str());

@@ -18,6 +18,8 @@ namespace {
 // xal_init (partitions made through the API) are looked up at first use.
 constexpr int kUnresolved = -2;  // not looked up yet
 constexpr int kUntracked = -1;   // no uuid, or no room in the ledger
+// Lookups of a device whose slot handle keeps going stale, at most.
+constexpr int kTries = 4;
 
 struct Binding {
   std::unique_ptr<QuotaLedger> ledger;
@@ -61,27 +63,54 @@ bool uuid_of(DeviceObj* d, DeviceUuid* out) {
 }
 
 // Looks d up in the ledger and publishes its limit. Concurrent lookups of
-// one device find the same slot.
+// one device find the same slot. Called again when d's slot handle is stale
+// (the slot went to another uuid while this process had no entry in it).
 int resolve(Binding& b, DeviceObj* d) {
   DeviceUuid uuid{};
   std::string error;
   int slot = kUntracked;
-  if (!uuid_of(d, &uuid))
+  if (!uuid_of(d, &uuid)) {
     log_message(XAL_LOG_WARNING,
                 cat("XAL_QUOTA_LEDGER: device ", d->index,
                     " has no uuid; its quota stays per process").c_str());
-  else if ((slot = b.ledger->slot(uuid, &error)) < 0)
-    log_message(XAL_LOG_WARNING,
-                cat("XAL_QUOTA_LEDGER: ", error, "; device ", d->index,
-                    "'s quota stays per process").c_str());
-  const uint64_t limit = d->state->limit.load();
-  if (slot >= 0 && limit != 0 && !b.ledger->set_limit(slot, limit))
-    log_message(XAL_LOG_WARNING,
-                cat("XAL_QUOTA_LEDGER: no free entry for device ", d->index,
-                    " in ledger '", b.name, "'").c_str());
+  } else {
+    for (int tries = 0; tries < kTries; ++tries) {
+      if ((slot = b.ledger->slot(uuid, &error)) < 0) {
+        log_message(XAL_LOG_WARNING,
+                    cat("XAL_QUOTA_LEDGER: ", error, "; device ", d->index,
+                        "'s quota stays per process").c_str());
+        break;
+      }
+      const uint64_t limit = d->state->limit.load();
+      if (limit == 0) break;
+      const auto r = b.ledger->update_limit(slot, limit, false, nullptr);
+      if (r == QuotaLedger::SetLimit::kStale) {
+        slot = kUntracked;
+        continue;
+      }
+      if (r == QuotaLedger::SetLimit::kNoEntry)
+        log_message(XAL_LOG_WARNING,
+                    cat("XAL_QUOTA_LEDGER: no free entry for device ", d->index,
+                        " in ledger '", b.name, "'").c_str());
+      break;
+    }
+  }
   slot = slot < 0 ? kUntracked : slot;
   d->state->ledger_slot.store(slot, std::memory_order_release);
   return slot;
+}
+
+// After a stale handle: d looked up again; nullptr when now untracked.
+Binding* rebind(Binding& b, DeviceObj* d, int* slot) {
+  *slot = resolve(b, d);
+  return *slot >= 0 ? &b : nullptr;
+}
+
+xal_status_t stale_failure(Binding& b, DeviceObj* d) {
+  return fail(d, XAL_ERROR_OUT_OF_MEMORY,
+              cat("shared quota ledger '", b.name, "': the slot of device ",
+                  d->index, " was given to other devices ", kTries,
+                  " times in a row (the ledger is full)"));
 }
 
 }  // namespace
@@ -116,10 +145,17 @@ const char* shared_quota_name() noexcept {
 xal_status_t shared_quota_reserve(DeviceObj* d, uint64_t bytes) {
   int slot = -1;
   Binding* b = bound(d, &slot);
-  if (!b) return XAL_SUCCESS;
   LedgerUsage u;
-  switch (b->ledger->reserve(slot, bytes, d->state->limit.load(), &u)) {
+  auto r = QuotaLedger::Reserve::kStale;
+  for (int tries = 0; b && r == QuotaLedger::Reserve::kStale; ++tries) {
+    if (tries == kTries) return stale_failure(*b, d);
+    r = b->ledger->reserve(slot, bytes, d->state->limit.load(), &u);
+    if (r == QuotaLedger::Reserve::kStale) b = rebind(*b, d, &slot);
+  }
+  if (!b) return XAL_SUCCESS;
+  switch (r) {
     case QuotaLedger::Reserve::kOk:
+    case QuotaLedger::Reserve::kStale:
       return XAL_SUCCESS;
     case QuotaLedger::Reserve::kOverLimit:
       return fail(d, XAL_ERROR_OUT_OF_MEMORY,
@@ -147,37 +183,59 @@ void shared_quota_reset(DeviceObj* d) noexcept {
   if (Binding* b = bound_if_known(d, &slot)) b->ledger->reset(slot);
 }
 
+void shared_quota_drop(DeviceObj* d) noexcept {
+  int slot = -1;
+  if (Binding* b = bound_if_known(d, &slot)) b->ledger->drop(slot);
+}
+
 xal_status_t shared_quota_set_limit(DeviceObj* d, uint64_t bytes) {
   int slot = -1;
   Binding* b = bound(d, &slot);
+  LedgerUsage u;
+  auto r = QuotaLedger::SetLimit::kStale;
+  for (int tries = 0; b && r == QuotaLedger::SetLimit::kStale; ++tries) {
+    if (tries == kTries) return stale_failure(*b, d);
+    r = b->ledger->update_limit(slot, bytes, true, &u);
+    if (r == QuotaLedger::SetLimit::kStale) b = rebind(*b, d, &slot);
+  }
   if (!b) return XAL_SUCCESS;
-  const LedgerUsage u = b->ledger->usage(slot);
-  if (bytes != 0 && u.used > bytes)
-    return fail(d, XAL_ERROR_OUT_OF_MEMORY,
-                cat("cannot set a memory limit of ", bytes, " bytes on device ",
-                    d->index, ": the job already uses ", u.used,
-                    " bytes of it (shared quota ledger '", b->name, "')"));
-  if (!b->ledger->set_limit(slot, bytes))
-    return fail(d, XAL_ERROR_OUT_OF_MEMORY,
-                cat("shared quota ledger '", b->name,
-                    "' has no free entry for device ", d->index));
-  return XAL_SUCCESS;
+  switch (r) {
+    case QuotaLedger::SetLimit::kOk:
+    case QuotaLedger::SetLimit::kStale:
+      return XAL_SUCCESS;
+    case QuotaLedger::SetLimit::kBelowUse:
+      return fail(d, XAL_ERROR_OUT_OF_MEMORY,
+                  cat("cannot set a memory limit of ", bytes, " bytes on device ",
+                      d->index, ": the job already uses ", u.used,
+                      " bytes of it (shared quota ledger '", b->name, "')"));
+    case QuotaLedger::SetLimit::kNoEntry:
+      break;
+  }
+  return fail(d, XAL_ERROR_OUT_OF_MEMORY,
+              cat("shared quota ledger '", b->name,
+                  "' has no free entry for device ", d->index));
 }
 
 bool shared_quota_usage(DeviceObj* d, LedgerUsage* out) {
   int slot = -1;
   Binding* b = bound(d, &slot);
-  if (!b) return false;
-  *out = b->ledger->usage(slot);
-  return true;
+  bool stale = true;
+  for (int tries = 0; b && stale && tries < kTries; ++tries) {
+    *out = b->ledger->usage(slot, &stale);
+    if (stale) b = rebind(*b, d, &slot);
+  }
+  return b != nullptr;  // still stale: the figures of an empty slot
 }
 
 bool shared_quota_processes(DeviceObj* d, std::vector<LedgerProcess>* out) {
   int slot = -1;
   Binding* b = bound(d, &slot);
-  if (!b) return false;
-  *out = b->ledger->processes(slot);
-  return true;
+  bool stale = true;
+  for (int tries = 0; b && stale && tries < kTries; ++tries) {
+    *out = b->ledger->processes(slot, &stale);
+    if (stale) b = rebind(*b, d, &slot);
+  }
+  return b != nullptr;
 }
 
 }  // namespace xal::core

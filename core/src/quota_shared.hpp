@@ -29,8 +29,12 @@ void shared_quota_release(DeviceObj* device, uint64_t bytes) noexcept;
 // This process's use of `device` back to 0 (its allocations were freed by a
 // reset or teardown). Thread-safe.
 void shared_quota_reset(DeviceObj* device) noexcept;
+// Removes this process's entry of `device`, its limit too (the device is
+// going away: an undone partition). Thread-safe.
+void shared_quota_drop(DeviceObj* device) noexcept;
 // Records this process's new limit; OUT_OF_MEMORY when the job already uses
-// more than `bytes` (0 removes the limit). Thread-safe.
+// more than `bytes` (0 removes the limit), checked and recorded under one
+// lock of the ledger. Thread-safe.
 xal_status_t shared_quota_set_limit(DeviceObj* device, uint64_t bytes);
 // Job-wide figures of `device`; false when the ledger is off for it.
 // Thread-safe.

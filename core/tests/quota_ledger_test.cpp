@@ -10,11 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "quota_ledger_worker.hpp"
+#include "xal/xal.h"
 
 using xal::core::DeviceUuid;
 using xal::core::LedgerUsage;
@@ -118,15 +122,76 @@ TEST_F(Ledger, LayoutAndSlots) {
   auto again = open();
   ASSERT_TRUE(again);
   EXPECT_EQ(again->slot(uuid_b, &error), b);
-  // The table is full after kMaxDevices uuids.
+  // The table is full after kMaxDevices uuids with a live entry each.
+  EXPECT_TRUE(l->set_limit(a, 1));
+  EXPECT_TRUE(l->set_limit(b, 1));
   for (uint32_t i = 0; i < layout::kMaxDevices; ++i) {
     DeviceUuid u{{0x55, static_cast<uint8_t>(i), 0x77}};
     const int s = l->slot(u, &error);
     if (s < 0) break;
+    EXPECT_TRUE(l->set_limit(s, 1));
   }
   DeviceUuid extra{{0x66}};
   EXPECT_EQ(l->slot(extra, &error), -1);
   EXPECT_NE(error.find("64 devices"), std::string::npos) << error;
+}
+
+TEST_F(Ledger, ASlotLeftWithoutEntriesIsReused) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  std::vector<int> handles;
+  for (uint32_t i = 0; i < layout::kMaxDevices; ++i) {
+    DeviceUuid u{{0x55, static_cast<uint8_t>(i), 0x77}};
+    handles.push_back(l->slot(u, &error));
+    ASSERT_GE(handles.back(), 0) << error;
+    EXPECT_TRUE(l->set_limit(handles.back(), 1000));
+  }
+  // A child takes an entry in slot 3 and exits without freeing; slot 5
+  // loses its only entry.
+  const int three = handles[3], five = handles[5];
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::string e;
+    auto mine = QuotaLedger::open(name, &e);
+    LedgerUsage u;
+    _exit(mine && mine->reserve(three, 10, 0, &u) == QuotaLedger::Reserve::kOk ? 0 : 1);
+  }
+  EXPECT_EQ(wait_exit(child), 0);
+  EXPECT_TRUE(l->set_limit(three, 0));  // left: the dead child's entry
+  EXPECT_TRUE(l->set_limit(five, 0));
+  const DeviceUuid extra{{0x66}}, more{{0x67}}, last{{0x68}};
+  const int e1 = l->slot(extra, &error);
+  const int e2 = l->slot(more, &error);
+  ASSERT_GE(e1, 0) << error;
+  ASSERT_GE(e2, 0) << error;
+  EXPECT_EQ(QuotaLedger::slot_index(e1), QuotaLedger::slot_index(three));
+  EXPECT_EQ(QuotaLedger::slot_index(e2), QuotaLedger::slot_index(five));
+  EXPECT_NE(e1, three);
+  EXPECT_EQ(l->slot(extra, &error), e1);
+  EXPECT_EQ(l->usage(e1).used, 0u) << "the dead child's bytes went with its entry";
+  // The old handles are stale: nothing done through them reaches the slot.
+  LedgerUsage u;
+  EXPECT_TRUE(l->set_limit(e2, 1000));
+  EXPECT_EQ(l->reserve(three, 10, 0, &u), QuotaLedger::Reserve::kStale);
+  EXPECT_EQ(l->update_limit(five, 10, false, &u), QuotaLedger::SetLimit::kStale);
+  EXPECT_FALSE(l->set_limit(five, 10));
+  bool stale = false;
+  EXPECT_EQ(l->usage(three, &stale).used, 0u);
+  EXPECT_TRUE(stale);
+  EXPECT_TRUE(l->processes(five, &stale).empty());
+  EXPECT_TRUE(stale);
+  l->release(three, 1);
+  l->drop(five);
+  EXPECT_EQ(l->reserve(e1, 10, 0, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(l->usage(e1, &stale).used, 10u);
+  EXPECT_FALSE(stale);
+  EXPECT_EQ(l->usage(e2).processes, 1u);
+  EXPECT_EQ(l->usage(e2).limit, 1000u);
+  // Every slot has a live entry now.
+  EXPECT_EQ(l->slot(last, &error), -1);
+  EXPECT_NE(error.find("64 devices with live processes"), std::string::npos) << error;
 }
 
 TEST_F(Ledger, ReserveWithinLimitAndRelease) {
@@ -149,6 +214,7 @@ TEST_F(Ledger, ReserveWithinLimitAndRelease) {
   l->reset(s);
   EXPECT_EQ(l->usage(s).used, 0u);
   // Without a limit, use is still recorded.
+  EXPECT_TRUE(l->set_limit(s, 0));
   EXPECT_EQ(l->reserve(s, 5000, 0, &u), QuotaLedger::Reserve::kOk);
   EXPECT_EQ(l->usage(s).used, 5000u);
   EXPECT_EQ(l->usage(s).limit, 0u);
@@ -192,7 +258,7 @@ TEST_F(Ledger, ReclaimsAProcessThatExitedWithoutFreeing) {
   {
     QuotaLedger::Guard g(*l);
     bool found = false;
-    for (const auto& e : l->file()->slots[s].processes)
+    for (const auto& e : l->file()->slots[QuotaLedger::slot_index(s)].processes)
       found |= e.pid == child && e.bytes == 700;
     EXPECT_TRUE(found) << "the child's entry is in the table until reclaimed";
   }
@@ -215,7 +281,7 @@ TEST_F(Ledger, AReusedPidIsNotMistakenForItsFormerProcess) {
   {
     // An entry with this (live) pid but another start time.
     QuotaLedger::Guard g(*l);
-    layout::DeviceSlot& d = l->file()->slots[s];
+    layout::DeviceSlot& d = l->file()->slots[QuotaLedger::slot_index(s)];
     d.processes[5] = layout::ProcessEntry{getpid(), 0, start + 1, 800, 900};
     d.high_water = 6;
   }
@@ -257,6 +323,7 @@ TEST_F(Ledger, TheSmallestLimitOfALiveProcessIsInForce) {
   ASSERT_EQ(read(ready[0], &c, 1), 1);
   LedgerUsage u;
   // This process allows 1000, the other 500: 500 is in force.
+  EXPECT_TRUE(l->set_limit(s, 1000));
   EXPECT_EQ(l->reserve(s, 450, 1000, &u), QuotaLedger::Reserve::kOverLimit);
   EXPECT_EQ(u.limit, 500u);
   EXPECT_EQ(u.used, 100u);
@@ -302,7 +369,8 @@ TEST_F(Ledger, ALedgerOfAnotherVersionIsRefused) {
   std::string error;
   EXPECT_FALSE(QuotaLedger::open(name, &error));
   EXPECT_NE(error.find("version 99"), std::string::npos) << error;
-  EXPECT_NE(error.find("this xal uses version 1"), std::string::npos) << error;
+  EXPECT_NE(error.find("this xal uses version " + std::to_string(layout::kVersion)),
+            std::string::npos) << error;
 }
 
 TEST_F(Ledger, ALedgerOfAnotherSizeIsRefused) {
@@ -350,10 +418,109 @@ TEST_F(Ledger, ConcurrentOpeningsShareOneLedger) {
   {
     QuotaLedger::Guard g(*l);
     uint64_t total = 0;
-    for (const auto& e : l->file()->slots[s].processes) total += e.bytes;
+    for (const auto& e : l->file()->slots[QuotaLedger::slot_index(s)].processes) total += e.bytes;
     EXPECT_EQ(total, uint64_t{kChildren});
   }
   EXPECT_EQ(l->reclaim(), uint32_t{kChildren});
+}
+
+// An entry of a live process other than this one (pid 1), holding `bytes`.
+void add_other_process(QuotaLedger& l, int slot, uint64_t bytes, uint64_t limit) {
+  uint64_t start = 0;
+  bool zombie = false;
+  ASSERT_TRUE(xal::core::process_start_time(1, &start, &zombie));
+  QuotaLedger::Guard g(l);
+  layout::DeviceSlot& d = l.file()->slots[QuotaLedger::slot_index(slot)];
+  d.processes[0] = layout::ProcessEntry{1, 0, start, bytes, limit};
+  d.high_water = std::max(d.high_water, 1u);
+}
+
+TEST_F(Ledger, AFailedReservationLeavesNoEntryBehind) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  add_other_process(*l, s, 600, 1000);
+  LedgerUsage u;
+  EXPECT_EQ(l->reserve(s, 500, 0, &u), QuotaLedger::Reserve::kOverLimit);
+  EXPECT_EQ(u.used, 600u);
+  EXPECT_EQ(u.limit, 1000u);
+  EXPECT_EQ(u.processes, 1u) << "this process holds nothing and is not counted";
+  const auto procs = l->processes(s);
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs[0].pid, 1);
+  // Its own limit too: the refused reservation publishes nothing.
+  EXPECT_EQ(l->reserve(s, 2000, 1500, &u), QuotaLedger::Reserve::kOverLimit);
+  EXPECT_EQ(u.processes, 1u);
+  EXPECT_EQ(l->processes(s).size(), 1u);
+  // An entry that already existed stays, with what it holds.
+  EXPECT_EQ(l->reserve(s, 100, 0, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(l->reserve(s, 400, 0, &u), QuotaLedger::Reserve::kOverLimit);
+  EXPECT_EQ(u.processes, 2u);
+  EXPECT_EQ(l->usage(s).own, 100u);
+}
+
+TEST_F(Ledger, ReserveKeepsTheLimitSetLimitRecorded) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  EXPECT_TRUE(l->set_limit(s, 500));
+  LedgerUsage u;
+  // 1000: this process's limit as read before set_limit changed it.
+  EXPECT_EQ(l->reserve(s, 100, 1000, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(l->usage(s).limit, 500u);
+  EXPECT_EQ(l->reserve(s, 450, 1000, &u), QuotaLedger::Reserve::kOverLimit);
+  EXPECT_EQ(u.limit, 500u);
+  // A new entry takes the limit given.
+  l->reset(s);
+  EXPECT_TRUE(l->set_limit(s, 0));
+  EXPECT_EQ(l->reserve(s, 100, 300, &u), QuotaLedger::Reserve::kOk);
+  EXPECT_EQ(l->usage(s).limit, 300u);
+}
+
+TEST_F(Ledger, ALimitBelowTheJobsUseIsRefusedUnderTheLock) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  add_other_process(*l, s, 600, 0);
+  LedgerUsage u;
+  EXPECT_EQ(l->update_limit(s, 500, true, &u), QuotaLedger::SetLimit::kBelowUse);
+  EXPECT_EQ(u.used, 600u);
+  EXPECT_EQ(l->usage(s).limit, 0u);
+  EXPECT_EQ(l->processes(s).size(), 1u);
+  EXPECT_EQ(l->update_limit(s, 600, true, &u), QuotaLedger::SetLimit::kOk);
+  EXPECT_EQ(l->usage(s).limit, 600u);
+  EXPECT_EQ(l->update_limit(s, 0, true, &u), QuotaLedger::SetLimit::kOk);
+  EXPECT_EQ(l->usage(s).limit, 0u);
+  EXPECT_EQ(l->processes(s).size(), 1u);
+}
+
+TEST_F(Ledger, ALedgerOpenToOthersIsRefused) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  const std::string obj = QuotaLedger::object_name(name);
+  const int fd = shm_open(obj.c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  for (mode_t mode : {0666, 0640, 0604}) {
+    ASSERT_EQ(fchmod(fd, mode), 0);
+    std::string error;
+    EXPECT_FALSE(QuotaLedger::open(name, &error)) << std::oct << mode;
+    std::ostringstream want;
+    want << "with mode 0" << std::oct << mode;
+    EXPECT_NE(error.find(want.str()), std::string::npos) << error;
+    EXPECT_NE(error.find("must belong to this user"), std::string::npos) << error;
+  }
+  ASSERT_EQ(fchmod(fd, 0600), 0);
+  std::string error;
+  EXPECT_TRUE(QuotaLedger::open(name, &error)) << error;
+  if (geteuid() == 0) {  // only root can give it away
+    ASSERT_EQ(fchown(fd, 65534, static_cast<gid_t>(-1)), 0);
+    EXPECT_FALSE(QuotaLedger::open(name, &error));
+    EXPECT_NE(error.find("belongs to uid 65534"), std::string::npos) << error;
+  }
+  close(fd);
 }
 
 // Through xal, with testdev's cards: two processes of one job.
@@ -447,4 +614,100 @@ TEST_F(SharedQuota, AnIncompatibleLedgerLeavesQuotasPerProcess) {
   const std::string procs = a.call("procs");
   EXPECT_EQ(procs.rfind("err XAL_ERROR_NOT_SUPPORTED", 0), 0u) << procs;
   EXPECT_NE(procs.find("XAL_QUOTA_LEDGER=NAME"), std::string::npos) << procs;
+}
+
+TEST_F(SharedQuota, ALedgerOpenToOthersLeavesQuotasPerProcess) {
+  {
+    auto l = open();
+    ASSERT_TRUE(l);
+  }
+  const int fd = shm_open(QuotaLedger::object_name(name).c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(fchmod(fd, 0666), 0);
+  close(fd);
+  QuotaWorker a;
+  ASSERT_EQ(a.greeting(), "ready");
+  EXPECT_EQ(a.call("job"), "job none");
+  EXPECT_EQ(a.call("alloc 786432"), "ok");
+  EXPECT_EQ(a.call("info"), "info 262144 1048576");
+}
+
+// In this process: a partition's limit leaves the ledger with the
+// partition, so a partition made later with the same layout (the same uuid)
+// does not inherit it.
+TEST_F(SharedQuota, AnUndonePartitionLeavesNothingInTheLedger) {
+  ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS);
+  xal_device_t card = nullptr;
+  ASSERT_EQ(xal_device_get(0, &card), XAL_SUCCESS);
+  xal_partition_desc_t descs[2]{};
+  for (auto& d : descs) {
+    d.struct_size = sizeof d;
+    d.memory_bytes = 262144;
+  }
+  xal_device_t parts[2]{};
+  ASSERT_EQ(xal_device_partition(card, 2, descs, parts), XAL_SUCCESS);
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(xal_device_get_properties(parts[0], &p), XAL_SUCCESS);
+  DeviceUuid uuid{};
+  std::copy(std::begin(p.uuid), std::end(p.uuid), uuid.begin());
+  xal_devptr_t ptr = 0;
+  ASSERT_EQ(xal_mem_alloc(parts[0], 4096, &ptr), XAL_SUCCESS);
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid, &error);
+  ASSERT_GE(s, 0) << error;
+  EXPECT_EQ(l->usage(s).limit, 262144u);
+  EXPECT_EQ(l->usage(s).used, 4096u);
+  ASSERT_EQ(xal_mem_free(parts[0], ptr), XAL_SUCCESS);
+  ASSERT_EQ(xal_device_unpartition(card), XAL_SUCCESS);
+  const LedgerUsage u = l->usage(s);
+  EXPECT_EQ(u.limit, 0u);
+  EXPECT_EQ(u.used, 0u);
+  EXPECT_EQ(u.processes, 0u);
+  EXPECT_TRUE(l->processes(s).empty());
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+}
+
+// In this process: a device whose ledger slot went to another uuid (this
+// process had nothing in it) is looked up again at its next allocation.
+TEST_F(SharedQuota, ADeviceWhoseSlotWasReusedIsLookedUpAgain) {
+  unsetenv("XAL_MEMORY_LIMIT");
+  ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS);
+  xal_device_t dev = nullptr;
+  ASSERT_EQ(xal_device_get(0, &dev), XAL_SUCCESS);
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(xal_device_get_properties(dev, &p), XAL_SUCCESS);
+  DeviceUuid uuid{};
+  std::copy(std::begin(p.uuid), std::end(p.uuid), uuid.begin());
+  auto l = open();
+  ASSERT_TRUE(l);
+  // Fill the table with uuids holding a limit: xal's slots (no entries) go
+  // to the last ones.
+  std::string error;
+  std::vector<int> others;
+  for (uint32_t i = 0; i < layout::kMaxDevices; ++i) {
+    const DeviceUuid u{{0x55, static_cast<uint8_t>(i), 0x77}};
+    const int s = l->slot(u, &error);
+    ASSERT_GE(s, 0) << error;
+    EXPECT_TRUE(l->set_limit(s, 1 << 30));
+    others.push_back(s);
+  }
+  EXPECT_EQ(l->slot(uuid, &error), -1);
+  EXPECT_TRUE(l->set_limit(others.front(), 0));  // one slot to take
+  xal_devptr_t ptr = 0;
+  ASSERT_EQ(xal_mem_alloc(dev, 4096, &ptr), XAL_SUCCESS);
+  const int mine = l->slot(uuid, &error);
+  ASSERT_GE(mine, 0) << error;
+  EXPECT_EQ(l->usage(mine).used, 4096u);
+  for (int s : others) EXPECT_EQ(l->usage(s).used, 0u) << s;
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_EQ(xal_device_get_metrics(dev, &m), XAL_SUCCESS);
+  EXPECT_EQ(m.job_memory_used_bytes, 4096u);
+  ASSERT_EQ(xal_mem_free(dev, ptr), XAL_SUCCESS);
+  EXPECT_EQ(l->usage(mine).used, 0u);
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
 }
