@@ -8,6 +8,7 @@
 
 #include "collectives/hierarchical.hpp"
 #include "comm.hpp"
+#include "compute_share.hpp"
 #include "error.hpp"
 #include "runtime.hpp"
 #include "xal_common/strings.hpp"
@@ -121,6 +122,12 @@ void note_group_call(xal_comm_t comm, xal_stream_t stream) {
 
 bool defer_to_group_end(const void* key, std::function<xal_status_t()> work) {
   if (t_group.depth == 0) return false;
+  // Work on a partition's stream is charged to its compute share when it
+  // is queued at xal_group_end, not by the call that kept it.
+  if (StreamObj* s = as_stream(t_group.call_stream); s && s->device->state->share) {
+    work = [s, w = std::move(work)] { return charge_shared(s, w); };
+    note_submit_deferred();
+  }
   Kept kept{t_group.call_comm, t_group.call_stream, std::move(work)};
   for (Deferred& d : t_group.deferred)
     if (d.key == key) {

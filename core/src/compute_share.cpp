@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 
 #include "error.hpp"
 
@@ -20,6 +21,8 @@ constexpr auto kMaxWait = std::chrono::seconds(2);
 // Longest single sleep of a waiting submit (it then looks again).
 constexpr auto kMaxSleep = std::chrono::milliseconds(20);
 
+thread_local bool t_submit_deferred = false;
+
 uint64_t ns_between(ComputeShare::Clock::time_point a,
                     ComputeShare::Clock::time_point b) {
   return b > a ? static_cast<uint64_t>(
@@ -29,6 +32,12 @@ uint64_t ns_between(ComputeShare::Clock::time_point a,
 }
 
 }  // namespace
+
+void note_submit_deferred() noexcept { t_submit_deferred = true; }
+
+bool take_submit_deferred() noexcept {
+  return std::exchange(t_submit_deferred, false);
+}
 
 ComputeShare::ComputeShare(uint32_t percent)
     : percent_(std::clamp<uint32_t>(percent, 1, 100)),

@@ -68,13 +68,20 @@ class ComputeShare {
   uint64_t window_busy_ns_ = 0;
 };
 
-// Runs `submit` (a backend call queueing work on `s`) under the compute share
-// of the stream's partition, if any.
+// A collective called inside xal_group_start/end is kept for xal_group_end
+// (defer_to_group_end), which charges it when it queues it (charge_shared);
+// the call itself then charges nothing. defer_to_group_end notes the
+// deferral on the calling thread; submit_shared takes the note. Thread-local.
+void note_submit_deferred() noexcept;
+bool take_submit_deferred() noexcept;
+
+// Runs `submit` (a backend call queueing work on `s`) as work of the stream's
+// partition, if any: counted as running from now, and to its completion
+// when queued. No admission wait.
 template <class F>
-inline xal_status_t submit_shared(StreamObj* s, F&& submit) {
+inline xal_status_t charge_shared(StreamObj* s, F&& submit) {
   ComputeShare* share = s->device->state->share;
   if (!share) return submit();
-  share->admit();
   share->begin();
   xal_status_t st = XAL_ERROR_INTERNAL;
   try {
@@ -84,6 +91,28 @@ inline xal_status_t submit_shared(StreamObj* s, F&& submit) {
     throw;
   }
   if (st == XAL_SUCCESS) share->submitted(s);
+  else share->complete();
+  return st;
+}
+
+// Runs `submit` (a backend call queueing work on `s`) under the compute share
+// of the stream's partition, if any: waits for credit, then charges the work
+// (or, kept for xal_group_end, leaves that to charge_shared there).
+template <class F>
+inline xal_status_t submit_shared(StreamObj* s, F&& submit) {
+  ComputeShare* share = s->device->state->share;
+  if (!share) return submit();
+  share->admit();
+  (void)take_submit_deferred();
+  share->begin();
+  xal_status_t st = XAL_ERROR_INTERNAL;
+  try {
+    st = submit();
+  } catch (...) {
+    share->complete();
+    throw;
+  }
+  if (st == XAL_SUCCESS && !take_submit_deferred()) share->submitted(s);
   else share->complete();
   return st;
 }

@@ -8,6 +8,7 @@
 #include "peer_copy.hpp"
 #include "quota_shared.hpp"
 #include "stream_failures.hpp"
+#include "trace.hpp"
 
 namespace xal::core {
 
@@ -55,6 +56,7 @@ void release_device_objects(DeviceObj* device) noexcept {
     for (StreamObj* s : streams) {
       if (t->stream_destroy(s->native) != XAL_SUCCESS) t->stream_destroy(s->native);
       forget_stream_failure(s->native);
+      if (trace_on()) trace::stream_released(s);
       destroy_handle(s);
     }
     if (staging) t->stream_destroy(staging);

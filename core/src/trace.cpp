@@ -226,6 +226,15 @@ void stream_destroyed(const StreamObj* stream) noexcept {
   t.tracks.erase(stream);
 }
 
+void stream_released(const StreamObj* stream) noexcept {
+  try {
+    Tracer& t = tracer();
+    std::lock_guard lock(t.mu);
+    t.tracks.erase(stream);
+  } catch (...) {
+  }
+}
+
 void group_begin() noexcept { ++t_group; }
 
 void group_end() noexcept {

@@ -33,7 +33,9 @@ void start(int64_t t0) noexcept;
 // The current session's number (0: none). Thread-safe.
 uint64_t session() noexcept;
 // Ends `session` (when it is the current one): tracing off, events merged
-// and written, file closed. Also run at process exit. Thread-safe.
+// and written, file closed. Also run at process exit. A child forked during
+// a session traces nothing and writes nothing (the file is the parent's).
+// Thread-safe.
 void finish(uint64_t session) noexcept;
 // Records a call that ran outside entry()'s tracing (xal_init). Thread-safe.
 void record_call(const char* name, int64_t start, xal_status_t status) noexcept;
@@ -90,6 +92,10 @@ void launch_op(StreamObj* stream, const char* kernel) noexcept;
 // Stream lifetime: ids ("stream 3") are given at creation.
 void stream_created(const StreamObj* stream) noexcept;
 void stream_destroyed(const StreamObj* stream) noexcept;
+// A stream released without xal_stream_destroy (device reset, shutdown):
+// its track is forgotten, so that a stream made later in its handle slot
+// gets a track of its own. Not noted on the current call. Thread-safe.
+void stream_released(const StreamObj* stream) noexcept;
 
 // Group calls on this thread (xal_group_start / xal_group_end succeeded).
 void group_begin() noexcept;

@@ -2,6 +2,7 @@
 // and write at xal_shutdown or at exit.
 #include "trace.hpp"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,10 +30,18 @@ uint64_t thread_id() {
   return static_cast<uint64_t>(::syscall(SYS_gettid));
 }
 
+// Whether this process is a child forked after the session started: its
+// copy of the session is not its own (the file and its offset are shared
+// with the parent, which writes the trace).
+bool forked_child(const Tracer& t) {
+  return t.pid.load(std::memory_order_relaxed) != static_cast<uint64_t>(::getpid());
+}
+
 void finish_locked(Tracer& t) {
   g_trace_on.store(false, std::memory_order_relaxed);
   const uint64_t ended = t.session.exchange(0);
   if (ended == 0) return;
+  if (forked_child(t)) return;  // dropped unwritten; the parent writes it
   Meta meta;
   meta.host_pid = host_pid();
   meta.base = t.base;
@@ -77,7 +86,24 @@ void finish_locked(Tracer& t) {
                     " events past XAL_TRACE_MAX_EVENTS=", t.max_events.load()).c_str());
 }
 
-void finish_at_exit() { finish(session()); }
+// Run by exit(). A forked child drops the session without taking the lock,
+// which a thread of the parent may have held at fork().
+void finish_at_exit() {
+  Tracer& t = tracer();
+  if (t.session.load() == 0) return;
+  if (forked_child(t)) {
+    g_trace_on.store(false, std::memory_order_relaxed);
+    t.session.store(0);
+    return;
+  }
+  finish(session());
+}
+
+// Run in the child by fork(): tracing off there (atomics only).
+void off_in_child() {
+  g_trace_on.store(false, std::memory_order_relaxed);
+  tracer().session.store(0);
+}
 
 }  // namespace
 
@@ -160,6 +186,8 @@ void start(int64_t t0) noexcept {
     t.pid = static_cast<uint64_t>(::getpid());
     t.session = ++sessions;
     if (!t.atexit_registered) t.atexit_registered = std::atexit(&finish_at_exit) == 0;
+    if (!t.atfork_registered)
+      t.atfork_registered = ::pthread_atfork(nullptr, nullptr, &off_in_child) == 0;
     g_trace_on.store(true, std::memory_order_relaxed);
   } catch (...) {
     log_message(XAL_LOG_WARNING, "XAL_TRACE: cannot start tracing; tracing is off");

@@ -65,6 +65,7 @@ struct Tracer {
   std::map<uint32_t, std::string> devices;
   std::set<std::pair<uint32_t, uint64_t>> stream_names;  // device, id
   bool atexit_registered = false;
+  bool atfork_registered = false;
 };
 
 // The process's tracer (made on first use).

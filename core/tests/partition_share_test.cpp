@@ -2,8 +2,8 @@
 // 70%, each saturated by a thread of copies for about 2 s, get about that
 // share of the work. The card's copies are throttled to 0.25 GB/s (the mock
 // sleeps out the rest of each copy), so that an op's device time does not
-// hang on how much CPU a loaded build machine leaves. Label "integration":
-// it measures time.
+// hang on how much CPU a loaded build machine leaves. Also: a grouped
+// collective is charged to the share. Label "integration": it measures time.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -93,3 +93,49 @@ TEST(PartitionShare, ThirtyAndSeventyPercentOfASaturatedCard) {
 }
 
 }  // namespace
+
+// A collective inside xal_group_start/end is queued at xal_group_end, and
+// charged to the partition's share then: the share's busy time (its
+// utilization metric) holds the collective's run, which is most of the
+// window (the buffers are large and first touched by the collective);
+// uncharged, the share would show about none.
+TEST(PartitionShare, GroupedCollectiveIsCharged) {
+  constexpr size_t kCount = size_t{16} << 20;  // 64 MiB of f32 per rank
+  ScopedEnv devices("XAL_MOCK_DEVICES", R"([{"profile":"a100-40g"}])");
+  ScopedEnv parts("XAL_PARTITIONS", "mock:0=1GiB@50%,1GiB@50%");
+  ScopedEnv path("XAL_COMM_FORCE_PATH", "hierarchical");
+  ASSERT_EQ(init(XAL_MOCK_PLUGIN), XAL_SUCCESS) << last_error().message;
+  xal_device_t dev[2] = {};
+  xal_stream_t st[2] = {};
+  xal_devptr_t buf[2] = {};
+  xal_comm_t comms[2] = {};
+  for (uint32_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(xal_device_get(i + 1, &dev[i]), XAL_SUCCESS) << last_error().message;
+    ASSERT_EQ(xal_stream_create(dev[i], 0, &st[i]), XAL_SUCCESS);
+    ASSERT_EQ(xal_mem_alloc(dev[i], kCount * sizeof(float), &buf[i]), XAL_SUCCESS);
+  }
+  ASSERT_EQ(xal_comm_create(dev, 2, nullptr, comms), XAL_SUCCESS) << last_error().message;
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  for (auto* d : dev) ASSERT_EQ(xal_device_get_metrics(d, &m), XAL_SUCCESS);  // window start
+  ASSERT_EQ(xal_group_start(), XAL_SUCCESS);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(xal_allreduce(comms[i], buf[i], buf[i], kCount, XAL_DTYPE_F32, XAL_OP_SUM, st[i]),
+              XAL_SUCCESS)
+        << last_error().message;
+  ASSERT_EQ(xal_group_end(), XAL_SUCCESS) << last_error().message;
+  for (auto* s : st) ASSERT_EQ(xal_stream_synchronize(s), XAL_SUCCESS);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(xal_device_get_metrics(dev[i], &m), XAL_SUCCESS);
+    ASSERT_TRUE(m.valid & XAL_METRIC_UTILIZATION);
+    std::printf("grouped allreduce: partition %d busy %.1f%% of the window\n", i,
+                m.utilization_percent);
+    EXPECT_GT(m.utilization_percent, 25.0);
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(xal_comm_destroy(comms[i]), XAL_SUCCESS);
+    EXPECT_EQ(xal_mem_free(dev[i], buf[i]), XAL_SUCCESS);
+    EXPECT_EQ(xal_stream_destroy(st[i]), XAL_SUCCESS);
+  }
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+}
