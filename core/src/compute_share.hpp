@@ -75,6 +75,26 @@ class ComputeShare {
 void note_submit_deferred() noexcept;
 bool take_submit_deferred() noexcept;
 
+// Counts `submit` (a backend call queueing work on `s`) as running on
+// `share` from now, and to its completion when queued; with
+// `unless_deferred`, work that the call kept for xal_group_end is not
+// charged (charge_shared charges it there).
+template <class F>
+inline xal_status_t run_charged(ComputeShare& share, StreamObj* s, F&& submit,
+                                bool unless_deferred) {
+  share.begin();
+  xal_status_t st = XAL_ERROR_INTERNAL;
+  try {
+    st = submit();
+  } catch (...) {
+    share.complete();
+    throw;
+  }
+  if (st == XAL_SUCCESS && !(unless_deferred && take_submit_deferred())) share.submitted(s);
+  else share.complete();
+  return st;
+}
+
 // Runs `submit` (a backend call queueing work on `s`) as work of the stream's
 // partition, if any: counted as running from now, and to its completion
 // when queued. No admission wait.
@@ -82,17 +102,7 @@ template <class F>
 inline xal_status_t charge_shared(StreamObj* s, F&& submit) {
   ComputeShare* share = s->device->state->share;
   if (!share) return submit();
-  share->begin();
-  xal_status_t st = XAL_ERROR_INTERNAL;
-  try {
-    st = submit();
-  } catch (...) {
-    share->complete();
-    throw;
-  }
-  if (st == XAL_SUCCESS) share->submitted(s);
-  else share->complete();
-  return st;
+  return run_charged(*share, s, submit, false);
 }
 
 // Runs `submit` (a backend call queueing work on `s`) under the compute share
@@ -104,17 +114,7 @@ inline xal_status_t submit_shared(StreamObj* s, F&& submit) {
   if (!share) return submit();
   share->admit();
   (void)take_submit_deferred();
-  share->begin();
-  xal_status_t st = XAL_ERROR_INTERNAL;
-  try {
-    st = submit();
-  } catch (...) {
-    share->complete();
-    throw;
-  }
-  if (st == XAL_SUCCESS && !take_submit_deferred()) share->submitted(s);
-  else share->complete();
-  return st;
+  return run_charged(*share, s, submit, true);
 }
 
 }  // namespace xal::core

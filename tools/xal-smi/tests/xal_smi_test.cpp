@@ -135,6 +135,14 @@ TEST(XalSmi, DeviceOptionSelectsAndRejectsUnknownIndex) {
   ASSERT_EQ(j.at("devices").size(), 1u);
   EXPECT_EQ(j["devices"][0].at("index"), 1);
 
+  // A repeated index is shown once, in the order first given.
+  const Result repeated = run_smi("--json -d 1 -d 0 -d 1");
+  ASSERT_EQ(repeated.exit_code, 0) << repeated.output;
+  const nlohmann::json r = parse_json(repeated.output);
+  ASSERT_EQ(r.at("devices").size(), 2u);
+  EXPECT_EQ(r["devices"][0].at("index"), 1);
+  EXPECT_EQ(r["devices"][1].at("index"), 0);
+
   const Result bad = run_smi("--device 7", "", true);
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_NE(bad.output.find("no device 7 (there are 2 devices)"),
