@@ -67,7 +67,10 @@ void apply_memory_limits(Runtime& rt, const MemoryLimits& limits) {
 xal_status_t quota_reserve(DeviceObj* device, uint64_t bytes) {
   DeviceState& st = *device->state;
   const uint64_t before = st.reserved.fetch_add(bytes);
-  const uint64_t limit = st.limit.load(std::memory_order_relaxed);
+  // Sequentially consistent, as in xal_device_set_memory_limit: this adds
+  // and then reads the limit, that stores the limit and then reads the use,
+  // so at least one of the two sees the other.
+  const uint64_t limit = st.limit.load();
   if (limit != 0 && (before + bytes < before || before + bytes > limit)) {
     st.reserved.fetch_sub(bytes);
     return fail(device, XAL_ERROR_OUT_OF_MEMORY,
@@ -113,14 +116,24 @@ XAL_API xal_status_t xal_device_set_memory_limit(xal_device_t device,
     if (!d) return bad_handle(device, "device");
     if (xal_status_t r = partition_limit(d, bytes, &bytes); r) return r;
     std::lock_guard lock(g_limit_mu);
-    const uint64_t used = d->state->reserved.load();
-    if (bytes != 0 && used > bytes)
+    DeviceState& st = *d->state;
+    // Stores the limit, then reads the use (see quota_reserve); an allocation
+    // racing with a refused limit may see it for that moment and fail.
+    uint64_t used = 0;
+    bool refused = false;
+    auto commit = [&] {
+      const uint64_t old = st.limit.exchange(bytes);
+      used = st.reserved.load();
+      refused = bytes != 0 && used > bytes;
+      if (refused) st.limit.store(old);
+      return !refused;
+    };
+    if (xal_status_t s = shared_quota_set_limit(d, bytes, commit); s != XAL_SUCCESS)
+      return s;
+    if (refused)
       return fail(d, XAL_ERROR_OUT_OF_MEMORY,
                   cat("cannot set a memory limit of ", bytes, " bytes on device ",
                       d->index, ": ", used, " bytes are already allocated"));
-    if (xal_status_t s = shared_quota_set_limit(d, bytes); s != XAL_SUCCESS)
-      return s;
-    d->state->limit.store(bytes);
     return XAL_SUCCESS;
   });
 }

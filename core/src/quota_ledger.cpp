@@ -169,10 +169,16 @@ int QuotaLedger::slot(const DeviceUuid& uuid, std::string* error) {
   DeviceSlot& d = file_->slots[free_slot];
   const uint32_t generation =
       d.in_use == 0 || d.in_use >= kMaxGeneration ? 1 : d.in_use + 1;
-  d = DeviceSlot{};
+  // The new generation first: should this process die halfway (the next
+  // holder of the lock goes on), the old handles are stale already, and the
+  // generation count never goes back to one for a slot that was used.
+  std::atomic_ref<uint32_t>(d.in_use).store(generation);
   std::memcpy(d.uuid, uuid.data(), 16);
-  d.in_use = generation;
+  d.high_water = 0;
+  d.limit = 0;
+  d.used = 0;
   d.looked_up = now;
+  std::memset(static_cast<void*>(d.processes), 0, sizeof d.processes);
   return make_handle(static_cast<uint32_t>(free_slot), generation);
 }
 
@@ -232,6 +238,13 @@ bool QuotaLedger::reclaim_slot(int slot) {
 
 QuotaLedger::Reserve QuotaLedger::reserve(int handle, uint64_t bytes,
                                           uint64_t own_limit, LedgerUsage* usage) {
+  const std::atomic<uint64_t> limit{own_limit};
+  return reserve(handle, bytes, limit, usage);
+}
+
+QuotaLedger::Reserve QuotaLedger::reserve(int handle, uint64_t bytes,
+                                          const std::atomic<uint64_t>& own_limit,
+                                          LedgerUsage* usage) {
   Guard g(*this);
   refresh_identity();
   const int slot = index_of(handle);
@@ -242,9 +255,9 @@ QuotaLedger::Reserve QuotaLedger::reserve(int handle, uint64_t bytes,
     if (usage) *usage = sum(slot);
     return Reserve::kNoEntry;
   }
-  // The limit of an existing entry is set_limit's alone: own_limit may be a
-  // value read before a concurrent xal_device_set_memory_limit changed it.
-  if (created) e->limit = own_limit;
+  // The limit of an existing entry is update_limit's alone. own_limit is
+  // read under the lock, where update_limit changes it too.
+  if (created) e->limit = own_limit.load();
   LedgerUsage u = sum(slot);
   auto over = [&] {
     return u.limit != 0 && (u.used + bytes < u.used || u.used + bytes > u.limit);
@@ -296,13 +309,15 @@ void QuotaLedger::drop(int handle) noexcept {
   }
 }
 
-bool QuotaLedger::store_limit(int slot, uint64_t limit) {
+QuotaLedger::SetLimit QuotaLedger::store_limit(int slot, uint64_t limit,
+                                               const std::function<bool()>& commit) {
   ProcessEntry* e = own_entry(slot, limit != 0);
-  if (!e) return limit == 0;
-  e->limit = limit;
-  if (e->bytes == 0 && e->limit == 0) *e = {};
+  if (!e && limit != 0) return SetLimit::kNoEntry;
+  const bool refused = commit && !commit();
+  if (e && !refused) e->limit = limit;
+  if (e && e->bytes == 0 && e->limit == 0) *e = {};
   sum(slot);
-  return true;
+  return refused ? SetLimit::kRefused : SetLimit::kOk;
 }
 
 bool QuotaLedger::set_limit(int slot, uint64_t limit) {
@@ -311,7 +326,8 @@ bool QuotaLedger::set_limit(int slot, uint64_t limit) {
 
 QuotaLedger::SetLimit QuotaLedger::update_limit(int handle, uint64_t limit,
                                                 bool within_use,
-                                                LedgerUsage* usage) {
+                                                LedgerUsage* usage,
+                                                const std::function<bool()>& commit) {
   Guard g(*this);
   refresh_identity();
   const int slot = index_of(handle);
@@ -320,7 +336,18 @@ QuotaLedger::SetLimit QuotaLedger::update_limit(int handle, uint64_t limit,
   const LedgerUsage u = sum(slot);
   if (usage) *usage = u;
   if (within_use && limit != 0 && u.used > limit) return SetLimit::kBelowUse;
-  return store_limit(slot, limit) ? SetLimit::kOk : SetLimit::kNoEntry;
+  return store_limit(slot, limit, commit);
+}
+
+QuotaLedger::SetLimit QuotaLedger::publish_limit(int handle,
+                                                 const std::atomic<uint64_t>& limit) {
+  Guard g(*this);
+  refresh_identity();
+  const int slot = index_of(handle);
+  if (slot < 0) return SetLimit::kStale;
+  const uint64_t value = limit.load();
+  if (value == 0) return SetLimit::kOk;
+  return store_limit(slot, value, {});
 }
 
 LedgerUsage QuotaLedger::usage(int handle, bool* stale) {

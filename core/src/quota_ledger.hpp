@@ -19,6 +19,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -96,7 +97,8 @@ class QuotaLedger {
   // kStale: the slot handle is out of date (its slot now holds another
   // uuid); look the device up again with slot().
   enum class Reserve { kOk, kOverLimit, kNoEntry, kStale };
-  enum class SetLimit { kOk, kBelowUse, kNoEntry, kStale };
+  // kRefused: update_limit's `commit` said no.
+  enum class SetLimit { kOk, kBelowUse, kNoEntry, kStale, kRefused };
 
   // True when `name` is 1 to 64 characters of [A-Za-z0-9._-]; else *why says
   // what is wrong.
@@ -128,11 +130,14 @@ class QuotaLedger {
 
   // Adds `bytes` to this process's entry in `slot` when the job-wide use plus
   // `bytes` stays within the limit in force. own_limit is this process's
-  // limit (0: none), recorded only when the entry is created here; an
-  // existing entry keeps the limit set_limit gave it. *usage receives the
-  // figures before the reservation. kNoEntry: every entry of the slot is
-  // held by a live process. An entry created by a reservation that fails is
-  // removed again.
+  // limit (0: none), read under the lock and recorded only when the entry is
+  // created here; an existing entry keeps the limit update_limit gave it.
+  // *usage receives the figures before the reservation. kNoEntry: every
+  // entry of the slot is held by a live process. An entry created by a
+  // reservation that fails is removed again.
+  Reserve reserve(int slot, uint64_t bytes, const std::atomic<uint64_t>& own_limit,
+                  LedgerUsage* usage);
+  // The same with a fixed own_limit (tests and tools).
   Reserve reserve(int slot, uint64_t bytes, uint64_t own_limit,
                   LedgerUsage* usage);
   // Takes `bytes` back (never below 0).
@@ -144,9 +149,16 @@ class QuotaLedger {
   void drop(int slot) noexcept;
   // Records this process's limit (0: none). With `within_use`, under the
   // same lock, refuses a limit (other than 0) below the job-wide use
-  // (kBelowUse). *usage, when given, receives the figures before the change.
+  // (kBelowUse). `commit`, when given, runs under the lock once the limit
+  // can be recorded, to change the process's own limit (the one reserve
+  // reads) at the same moment; when it returns false nothing is recorded
+  // (kRefused). *usage, when given, receives the figures before the change.
   SetLimit update_limit(int slot, uint64_t limit, bool within_use,
-                        LedgerUsage* usage);
+                        LedgerUsage* usage,
+                        const std::function<bool()>& commit = {});
+  // Records `limit`, read under the lock, when it is not 0 (a device looked
+  // up again publishes its process's limit).
+  SetLimit publish_limit(int slot, const std::atomic<uint64_t>& limit);
   // update_limit without the check: false when no entry was free.
   bool set_limit(int slot, uint64_t limit);
   // Job-wide figures after reclaiming dead processes' entries.
@@ -181,8 +193,9 @@ class QuotaLedger {
                                          bool* created = nullptr);
   // Under the lock: the index of a current handle, -1 for a stale one.
   int index_of(int handle) const noexcept;
-  // Under the lock: set_limit's update (slot is an index).
-  bool store_limit(int slot, uint64_t limit);
+  // Under the lock: update_limit's change (slot is an index).
+  SetLimit store_limit(int slot, uint64_t limit,
+                       const std::function<bool()>& commit);
   // Under the lock; the helpers below take slot indices, not handles.
   LedgerUsage sum(int slot);
   bool reclaim_slot(int slot);

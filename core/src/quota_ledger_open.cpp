@@ -144,6 +144,8 @@ std::unique_ptr<QuotaLedger> QuotaLedger::open(std::string_view name,
   void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.fd, 0);
   if (p == MAP_FAILED) {
     *error = "cannot map " + where + ": " + errno_text(errno);
+    // Never initialised: the next process would wait for it in vain.
+    if (creator) ::shm_unlink(obj.c_str());
     return nullptr;
   }
   auto* f = static_cast<File*>(p);

@@ -28,14 +28,14 @@ struct Binding {
 
 std::atomic<Binding*> g_binding{nullptr};
 
-int resolve(Binding& b, DeviceObj* d);
+int resolve(Binding& b, DeviceObj* d, int seen);
 
 // The binding and d's slot, or nullptr when the ledger is off for d.
 Binding* bound(DeviceObj* d, int* slot) {
   Binding* b = g_binding.load(std::memory_order_acquire);
   if (!b) return nullptr;
   *slot = d->state->ledger_slot.load(std::memory_order_acquire);
-  if (*slot == kUnresolved) *slot = resolve(*b, d);
+  if (*slot == kUnresolved) *slot = resolve(*b, d, kUnresolved);
   return *slot >= 0 ? b : nullptr;
 }
 
@@ -65,7 +65,9 @@ bool uuid_of(DeviceObj* d, DeviceUuid* out) {
 // Looks d up in the ledger and publishes its limit. Concurrent lookups of
 // one device find the same slot. Called again when d's slot handle is stale
 // (the slot went to another uuid while this process had no entry in it).
-int resolve(Binding& b, DeviceObj* d) {
+// `seen` is the handle the caller found stale (or kUnresolved): when
+// another thread has stored a newer one meanwhile, that one stands.
+int resolve(Binding& b, DeviceObj* d, int seen) {
   DeviceUuid uuid{};
   std::string error;
   int slot = kUntracked;
@@ -81,9 +83,7 @@ int resolve(Binding& b, DeviceObj* d) {
                         "'s quota stays per process").c_str());
         break;
       }
-      const uint64_t limit = d->state->limit.load();
-      if (limit == 0) break;
-      const auto r = b.ledger->update_limit(slot, limit, false, nullptr);
+      const auto r = b.ledger->publish_limit(slot, d->state->limit);
       if (r == QuotaLedger::SetLimit::kStale) {
         slot = kUntracked;
         continue;
@@ -96,13 +96,15 @@ int resolve(Binding& b, DeviceObj* d) {
     }
   }
   slot = slot < 0 ? kUntracked : slot;
-  d->state->ledger_slot.store(slot, std::memory_order_release);
+  if (!d->state->ledger_slot.compare_exchange_strong(seen, slot,
+                                                     std::memory_order_acq_rel))
+    return seen;  // a concurrent lookup's result, stored first
   return slot;
 }
 
 // After a stale handle: d looked up again; nullptr when now untracked.
 Binding* rebind(Binding& b, DeviceObj* d, int* slot) {
-  *slot = resolve(b, d);
+  *slot = resolve(b, d, *slot);
   return *slot >= 0 ? &b : nullptr;
 }
 
@@ -129,7 +131,8 @@ void shared_quota_open(Runtime& rt) {
                     "; quotas stay per process").c_str());
     return;
   }
-  for (DeviceObj* d : rt.devices) resolve(*b, d);
+  for (DeviceObj* d : rt.devices)
+    resolve(*b, d, d->state->ledger_slot.load(std::memory_order_acquire));
   g_binding.store(b.release(), std::memory_order_release);
 }
 
@@ -149,7 +152,7 @@ xal_status_t shared_quota_reserve(DeviceObj* d, uint64_t bytes) {
   auto r = QuotaLedger::Reserve::kStale;
   for (int tries = 0; b && r == QuotaLedger::Reserve::kStale; ++tries) {
     if (tries == kTries) return stale_failure(*b, d);
-    r = b->ledger->reserve(slot, bytes, d->state->limit.load(), &u);
+    r = b->ledger->reserve(slot, bytes, d->state->limit, &u);
     if (r == QuotaLedger::Reserve::kStale) b = rebind(*b, d, &slot);
   }
   if (!b) return XAL_SUCCESS;
@@ -188,20 +191,27 @@ void shared_quota_drop(DeviceObj* d) noexcept {
   if (Binding* b = bound_if_known(d, &slot)) b->ledger->drop(slot);
 }
 
-xal_status_t shared_quota_set_limit(DeviceObj* d, uint64_t bytes) {
+xal_status_t shared_quota_set_limit(DeviceObj* d, uint64_t bytes,
+                                    const std::function<bool()>& commit) {
   int slot = -1;
   Binding* b = bound(d, &slot);
   LedgerUsage u;
   auto r = QuotaLedger::SetLimit::kStale;
   for (int tries = 0; b && r == QuotaLedger::SetLimit::kStale; ++tries) {
     if (tries == kTries) return stale_failure(*b, d);
-    r = b->ledger->update_limit(slot, bytes, true, &u);
+    r = b->ledger->update_limit(slot, bytes, true, &u, commit);
     if (r == QuotaLedger::SetLimit::kStale) b = rebind(*b, d, &slot);
   }
-  if (!b) return XAL_SUCCESS;
+  if (!b) {
+    commit();
+    return XAL_SUCCESS;
+  }
   switch (r) {
     case QuotaLedger::SetLimit::kOk:
+    case QuotaLedger::SetLimit::kRefused:
+      return XAL_SUCCESS;
     case QuotaLedger::SetLimit::kStale:
+      commit();  // not reached: the loop ends on stale_failure
       return XAL_SUCCESS;
     case QuotaLedger::SetLimit::kBelowUse:
       return fail(d, XAL_ERROR_OUT_OF_MEMORY,

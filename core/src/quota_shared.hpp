@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "quota_ledger.hpp"
@@ -34,8 +35,12 @@ void shared_quota_reset(DeviceObj* device) noexcept;
 void shared_quota_drop(DeviceObj* device) noexcept;
 // Records this process's new limit; OUT_OF_MEMORY when the job already uses
 // more than `bytes` (0 removes the limit), checked and recorded under one
-// lock of the ledger. Thread-safe.
-xal_status_t shared_quota_set_limit(DeviceObj* device, uint64_t bytes);
+// lock of the ledger. `commit` changes the process's own limit: it runs under
+// that lock (at once when the ledger is off for the device); when it returns
+// false the ledger is left as it was and the call returns success (the
+// caller reports the refusal). Thread-safe.
+xal_status_t shared_quota_set_limit(DeviceObj* device, uint64_t bytes,
+                                    const std::function<bool()>& commit);
 // Job-wide figures of `device`; false when the ledger is off for it.
 // Thread-safe.
 bool shared_quota_usage(DeviceObj* device, LedgerUsage* out);

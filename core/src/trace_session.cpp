@@ -8,9 +8,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 
 #include "error.hpp"
 #include "runtime.hpp"
@@ -108,8 +111,13 @@ void off_in_child() {
 }  // namespace
 
 Tracer& tracer() {
-  static Tracer t;
-  return t;
+  // Never destroyed: a forked child's exit() would otherwise flush, through
+  // the file it shares with the parent, whatever part of the parent's trace
+  // the stream's buffer held at fork(); and threads that end after exit()
+  // began may still reach it.
+  alignas(Tracer) static std::byte storage[sizeof(Tracer)];
+  static Tracer* const t = std::construct_at(reinterpret_cast<Tracer*>(storage));
+  return *t;
 }
 
 Buffer* buffer() {

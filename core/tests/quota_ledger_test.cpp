@@ -6,15 +6,20 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <cstdlib>
+#include <fstream>
 #include <new>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "quota_ledger_worker.hpp"
@@ -497,6 +502,108 @@ TEST_F(Ledger, ALimitBelowTheJobsUseIsRefusedUnderTheLock) {
   EXPECT_EQ(l->processes(s).size(), 1u);
 }
 
+TEST_F(Ledger, UpdateLimitCommitsTheOwnLimitUnderTheLock) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid_a, &error);
+  std::atomic<uint64_t> own{0};
+  int commits = 0;
+  auto to = [&](uint64_t v, bool accept) {
+    return [&, v, accept] {
+      ++commits;
+      if (accept) own.store(v);
+      return accept;
+    };
+  };
+  EXPECT_EQ(l->update_limit(s, 500, true, nullptr, to(500, true)),
+            QuotaLedger::SetLimit::kOk);
+  EXPECT_EQ(own.load(), 500u);
+  EXPECT_EQ(l->usage(s).limit, 500u);
+  // Refused by the commit: the ledger keeps the limit it had.
+  EXPECT_EQ(l->update_limit(s, 200, true, nullptr, to(200, false)),
+            QuotaLedger::SetLimit::kRefused);
+  EXPECT_EQ(l->usage(s).limit, 500u);
+  // Refused by the job's use: the commit does not run.
+  add_other_process(*l, s, 300, 0);
+  EXPECT_EQ(l->update_limit(s, 250, true, nullptr, to(250, true)),
+            QuotaLedger::SetLimit::kBelowUse);
+  EXPECT_EQ(commits, 2);
+  EXPECT_EQ(own.load(), 500u);
+  // A reservation reads the own limit when it holds the lock: once the
+  // limit is removed, an entry made afterwards has none.
+  EXPECT_EQ(l->update_limit(s, 0, true, nullptr, to(0, true)), QuotaLedger::SetLimit::kOk);
+  EXPECT_EQ(l->reserve(s, 100, own, nullptr), QuotaLedger::Reserve::kOk);
+  l->release(s, 100);
+  EXPECT_EQ(l->usage(s).limit, 0u);
+  EXPECT_EQ(l->processes(s).size(), 1u);  // the other process's alone
+  // publish_limit records a limit read under the lock, and not 0.
+  own.store(700);
+  EXPECT_EQ(l->publish_limit(s, own), QuotaLedger::SetLimit::kOk);
+  EXPECT_EQ(l->usage(s).limit, 700u);
+  own.store(0);
+  EXPECT_EQ(l->publish_limit(s, own), QuotaLedger::SetLimit::kOk);
+  EXPECT_EQ(l->usage(s).limit, 700u);
+}
+
+// A slot given to a new uuid takes the next generation, so every handle to
+// it from before is stale; the count never restarts for a used slot.
+TEST_F(Ledger, AReusedSlotsOldHandlesStayStale) {
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  std::vector<int> first;
+  for (uint32_t i = 0; i < layout::kMaxDevices; ++i) {
+    const DeviceUuid u{{0x42, static_cast<uint8_t>(i)}};
+    first.push_back(l->slot(u, &error));
+    ASSERT_GE(first.back(), 0) << error;
+  }
+  // The table is full and no slot has an entry: the oldest is reused.
+  const int reused = l->slot(uuid_a, &error);
+  ASSERT_GE(reused, 0) << error;
+  const uint32_t index = QuotaLedger::slot_index(reused);
+  EXPECT_EQ(QuotaLedger::slot_index(first[index]), index);
+  EXPECT_NE(reused, first[index]);
+  EXPECT_EQ(l->reserve(first[index], 1, 0, nullptr), QuotaLedger::Reserve::kStale);
+  EXPECT_EQ(l->update_limit(first[index], 5, false, nullptr),
+            QuotaLedger::SetLimit::kStale);
+  const layout::DeviceSlot& d = l->file()->slots[index];
+  EXPECT_EQ(d.in_use, 2u);
+  EXPECT_EQ(std::memcmp(d.uuid, uuid_a.data(), 16), 0);
+  EXPECT_EQ(d.high_water, 0u);
+  EXPECT_EQ(d.limit, 0u);
+}
+
+// A creator that cannot map the new object removes it: the next process
+// makes its own instead of waiting for one that is never initialised.
+TEST_F(Ledger, ACreatorThatCannotMapTheLedgerRemovesIt) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer maps memory of its own under the limit";
+#endif
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Address space for small allocations, not for the ledger's mapping.
+    unsigned long pages = 0;
+    std::ifstream statm("/proc/self/statm");
+    if (!(statm >> pages)) _exit(3);
+    rlimit small{};
+    small.rlim_cur = small.rlim_max =
+        pages * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (64u << 10);
+    if (setrlimit(RLIMIT_AS, &small) != 0) _exit(3);
+    std::string error;
+    const bool opened = QuotaLedger::open(name, &error) != nullptr;
+    _exit(opened ? 1 : error.find("cannot map") != std::string::npos ? 0 : 2);
+  }
+  EXPECT_EQ(wait_exit(child), 0);
+  const std::string obj = QuotaLedger::object_name(name);
+  const int fd = shm_open(obj.c_str(), O_RDWR, 0);
+  EXPECT_LT(fd, 0) << "the unmapped ledger is still there";
+  if (fd >= 0) close(fd);
+  auto l = open();
+  EXPECT_TRUE(l);
+}
+
 TEST_F(Ledger, ALedgerOpenToOthersIsRefused) {
   auto l = open();
   ASSERT_TRUE(l);
@@ -709,5 +816,44 @@ TEST_F(SharedQuota, ADeviceWhoseSlotWasReusedIsLookedUpAgain) {
   EXPECT_EQ(m.job_memory_used_bytes, 4096u);
   ASSERT_EQ(xal_mem_free(dev, ptr), XAL_SUCCESS);
   EXPECT_EQ(l->usage(mine).used, 0u);
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+}
+
+// A limit removed while another thread allocates stays removed: the
+// allocation that makes this process's entry takes the limit in force when
+// it holds the ledger's lock, not one it read before.
+TEST_F(SharedQuota, ARemovedLimitIsNotBroughtBackByAConcurrentAllocation) {
+  unsetenv("XAL_MEMORY_LIMIT");
+  ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS);
+  xal_device_t dev = nullptr;
+  ASSERT_EQ(xal_device_get(0, &dev), XAL_SUCCESS);
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_EQ(xal_device_get_properties(dev, &p), XAL_SUCCESS);
+  DeviceUuid uuid{};
+  std::copy(std::begin(p.uuid), std::end(p.uuid), uuid.begin());
+  auto l = open();
+  ASSERT_TRUE(l);
+  std::string error;
+  const int s = l->slot(uuid, &error);
+  ASSERT_GE(s, 0) << error;
+  std::atomic<bool> done{false};
+  std::thread allocator([&] {
+    while (!done.load()) {
+      xal_devptr_t ptr = 0;
+      if (xal_mem_alloc(dev, 4096, &ptr) == XAL_SUCCESS) {
+        EXPECT_EQ(xal_mem_free(dev, ptr), XAL_SUCCESS);
+      }
+    }
+  });
+  int stale = 0;
+  for (int i = 0; i < 50000; ++i) {
+    ASSERT_EQ(xal_device_set_memory_limit(dev, 1 << 20), XAL_SUCCESS);
+    ASSERT_EQ(xal_device_set_memory_limit(dev, 0), XAL_SUCCESS);
+    for (const auto& e : l->processes(s)) stale += e.self && e.limit != 0;
+  }
+  done.store(true);
+  allocator.join();
+  EXPECT_EQ(stale, 0);
   EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
 }

@@ -1,5 +1,8 @@
 // Memory quotas: XAL_MEMORY_LIMIT, xal_device_set_memory_limit,
 // xal_mem_get_info.
+#include <atomic>
+#include <thread>
+
 #include "test_util.hpp"
 
 using namespace xal_test;
@@ -86,5 +89,48 @@ TEST(Quota, ApiLimit) {
   EXPECT_XAL_ERROR(xal_mem_get_info(d, nullptr, &t), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_XAL_ERROR(xal_mem_get_info(d, &f, nullptr), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_XAL_ERROR(xal_mem_get_info(nullptr, &f, &t), XAL_ERROR_INVALID_HANDLE);
+  ASSERT_XAL_OK(xal_shutdown());
+}
+
+// A limit is refused when more than it is allocated, also while another
+// thread allocates: never both succeed with more than the limit held.
+TEST(Quota, ALimitAndAConcurrentAllocationNeverBothPass) {
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  xal_device_t d;
+  ASSERT_XAL_OK(xal_device_get(0, &d));
+  xal_devptr_t base = 0;
+  ASSERT_XAL_OK(xal_mem_alloc(d, 50, &base));
+  std::atomic<bool> done{false}, holds{false};
+  std::atomic<uint64_t> rounds{0};
+  std::thread allocator([&] {
+    while (!done.load()) {
+      xal_devptr_t p = 0;
+      if (xal_mem_alloc(d, 80, &p) == XAL_SUCCESS) {
+        holds.store(true);
+        std::this_thread::yield();
+        holds.store(false);
+        EXPECT_EQ(xal_mem_free(d, p), XAL_SUCCESS);
+      }
+      rounds.fetch_add(1);
+    }
+  });
+  int limited = 0, violations = 0;
+  for (int i = 0; i < 5000; ++i) {
+    if (xal_device_set_memory_limit(d, 100) == XAL_SUCCESS) {
+      ++limited;
+      // 50 + 80 held would pass 100: while the limit is in force (until
+      // the allocator's next two rounds end) it holds nothing.
+      const uint64_t from = rounds.load();
+      bool seen = false;
+      for (int spin = 0; spin < 1000000 && rounds.load() < from + 2; ++spin)
+        seen = seen || holds.load();
+      violations += seen;
+    }
+    ASSERT_XAL_OK(xal_device_set_memory_limit(d, 0));
+  }
+  done.store(true);
+  allocator.join();
+  EXPECT_EQ(violations, 0) << "of " << limited << " limits set";
+  ASSERT_XAL_OK(xal_mem_free(d, base));
   ASSERT_XAL_OK(xal_shutdown());
 }

@@ -1,15 +1,19 @@
 // XAL_TRACE across the lifetime of processes and streams: a forked child's
-// exit leaves the parent's trace alone, and streams released by a device
+// exit leaves the parent's trace alone (also when forked while the parent
+// writes it), and streams released by a device
 // reset leave no track behind for a later stream.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "trace_test_util.hpp"
@@ -50,6 +54,44 @@ TEST_F(Trace, ForkedChildExitLeavesTheParentsTraceAlone) {
   EXPECT_EQ(api[0]["name"], "xal_init");
   EXPECT_EQ(api[1]["name"], "xal_device_get");
   EXPECT_EQ(api[2]["name"], "xal_shutdown");
+}
+
+// Children forked while the parent writes its trace at xal_shutdown: their
+// exit() must not flush, through the file they share with the parent, what
+// the parent's stream buffered at fork().
+TEST_F(Trace, ChildrenForkedWhileTheTraceIsWrittenAddNothingToIt) {
+  ScopedEnv trace("XAL_TRACE", path.c_str());
+  ASSERT_EQ(init(plugin("testdev")), XAL_SUCCESS) << last_error().message;
+  constexpr int kCalls = 20000;  // a few MB of JSON: the write takes a while
+  xal_device_t d = nullptr;
+  for (int i = 0; i < kCalls; ++i) ASSERT_EQ(xal_device_get(0, &d), XAL_SUCCESS);
+  std::atomic<bool> done{false};
+  int forks = 0, clean_exits = 0;
+  std::thread forker([&] {
+    while (!done.load()) {
+      const pid_t child = ::fork();
+      if (child < 0) break;
+      if (child == 0) std::exit(0);  // runs the exit handlers and destructors
+      ++forks;
+      int status = 0;
+      if (::waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0)
+        ++clean_exits;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const xal_status_t s = xal_shutdown();
+  done.store(true);
+  forker.join();
+  ASSERT_EQ(s, XAL_SUCCESS);
+  EXPECT_GT(forks, 0);
+  EXPECT_EQ(clean_exits, forks);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json t;
+  ASSERT_NO_THROW(t = json::parse(text.str())) << "after " << forks << " forks";
+  EXPECT_EQ(api_events(t).size(), static_cast<size_t>(kCalls) + 2);
 }
 
 TEST_F(Trace, StreamsReleasedByAResetLeaveNoTrack) {
