@@ -134,11 +134,15 @@ std::string outcome_of(const std::string& gtest_outcome) {
   return kFailed;
 }
 
-std::string how_it_ended(const ChildResult& child, double timeout_s) {
-  if (child.timed_out) {
-    return "timed out: still running after " + std::to_string(static_cast<int>(timeout_s)) +
-           " s (the suite process was killed)";
-  }
+// `test_limit`: the running test passed its own time limit; else the
+// group's limit ended the child.
+std::string how_it_ended(const ChildResult& child, bool test_limit, double timeout_s) {
+  const std::string secs = std::to_string(static_cast<int>(timeout_s));
+  if (child.timed_out && test_limit)
+    return "timed out: still running after " + secs + " s (the suite process was killed)";
+  if (child.timed_out)
+    return "timed out: the group passed its time limit of " + secs +
+           " s while this ran (the suite process was killed)";
   if (child.signal != 0) return "killed by signal " + signal_text(child.signal);
   return "the suite process exited with code " + std::to_string(child.exit_code);
 }
@@ -158,7 +162,7 @@ TestList list_tests(const RunnerOptions& options) {
       run_child({options.suite_path, "--gtest_list_tests"}, options.env, log, 300, nullptr);
   if (!child.started || child.exit_code != 0) {
     list.error = "the suite (" + options.suite_path + ") could not list its tests: " +
-                 (child.started ? how_it_ended(child, 300) : child.start_error) + "\n" +
+                 (child.started ? how_it_ended(child, true, 300) : child.start_error) + "\n" +
                  file_tail(log, 2000);
     return list;
   }
@@ -248,11 +252,13 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
         }
       };
       // True when the running test is past its time limit.
+      bool test_over = false;
       auto poll = [&] {
         for (const json& e : reader.read_new()) handle(e);
-        return !running.empty() &&
-               std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                             running_since).count() > options.test_timeout_s;
+        test_over = !running.empty() &&
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                  running_since).count() > options.test_timeout_s;
+        return test_over;
       };
       std::map<std::string, std::string> env = options.env;
       env["XAL_CONFORM_EVENTS"] = events_path;
@@ -272,8 +278,9 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
       }
       const bool abnormal = !child.started || child.timed_out || child.signal != 0 ||
                             (child.exit_code != 0 && child.exit_code != 1);
-      const double limit = running.empty() ? options.group_timeout_s : options.test_timeout_s;
-      const std::string how = child.started ? how_it_ended(child, limit) : child.start_error;
+      const double limit = test_over ? options.test_timeout_s : options.group_timeout_s;
+      const std::string how =
+          child.started ? how_it_ended(child, test_over, limit) : child.start_error;
       const std::string tail = "\n--- suite output (tail) ---\n" + file_tail(log_path, 3000);
       if (!running.empty()) {
         TestResult r;

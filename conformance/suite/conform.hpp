@@ -106,6 +106,9 @@ class DeviceTest : public testing::TestWithParam<DeviceParam> {
   xal_device_t dev() const { return info_->handle; }
   const xal_device_properties_t& props() const { return info_->props; }
   uint32_t index() const { return info_->index; }
+  // False for the placeholder test of a run without its devices (SetUp
+  // failed it): dev() and props() must not be used then, in TearDown too.
+  bool has_device() const { return info_ != nullptr; }
 
  private:
   const DeviceInfo* info_ = nullptr;

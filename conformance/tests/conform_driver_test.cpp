@@ -1,4 +1,5 @@
-// Unit tests of xal-conform's child processes (driver/child.hpp).
+// Unit tests of xal-conform's child processes (driver/child.hpp) and of
+// the runner's time limits (driver/runner.hpp).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "child.hpp"
+#include "runner.hpp"
 
 namespace {
 
@@ -72,3 +74,47 @@ TEST_F(RunChild, ThrowingPollKillsTheChild) {
 }
 
 }  // namespace
+
+namespace {
+
+// A stand-in suite: announces one test in the events file, then hangs.
+std::string hanging_suite(const std::string& path) {
+  std::ofstream out(path);
+  out << "#!/bin/sh\n"
+         "printf '{\"event\":\"start\",\"test\":\"g/T.Hangs\"}\\n' >> \"$XAL_CONFORM_EVENTS\"\n"
+         "exec sleep 60\n";
+  out.close();
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
+conform_driver::RunResult run_hanging(const std::string& dir, double test_s, double group_s) {
+  conform_driver::RunnerOptions o;
+  o.suite_path = hanging_suite(dir + "/suite.sh");
+  o.work_dir = dir;
+  o.test_timeout_s = test_s;
+  o.group_timeout_s = group_s;
+  conform_driver::TestList list;
+  list.groups = {"g"};
+  list.tests["g"] = {"g/T.Hangs"};
+  return conform_driver::run_groups(o, list, {"g"}, {});
+}
+
+}  // namespace
+
+// The limit that ended the test is the one its message names.
+TEST_F(RunChild, TheGroupLimitIsNamedWhenItEndsARunningTest) {
+  const auto r = run_hanging(dir_.string(), 100, 1);
+  ASSERT_EQ(r.tests.size(), 1u);
+  EXPECT_EQ(r.tests[0].outcome, conform_driver::kFailed);
+  EXPECT_NE(r.tests[0].message.find("the group passed its time limit of 1 s"),
+            std::string::npos) << r.tests[0].message;
+}
+
+TEST_F(RunChild, TheTestLimitIsNamedWhenItEndsARunningTest) {
+  const auto r = run_hanging(dir_.string(), 1, 100);
+  ASSERT_EQ(r.tests.size(), 1u);
+  EXPECT_EQ(r.tests[0].outcome, conform_driver::kFailed);
+  EXPECT_NE(r.tests[0].message.find("timed out: still running after 1 s"),
+            std::string::npos) << r.tests[0].message;
+}

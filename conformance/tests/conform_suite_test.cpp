@@ -92,4 +92,28 @@ TEST_F(ConformWrappedSuite, SuiteWhoseXalInitFailsFails) {
   expect_device_tests_fail("XAL_DEVICE_SELECTOR='mock:['", "xal_init failed in the suite");
 }
 
+// Every group's fixture survives the placeholder test (no device to tear
+// down): the reason is reported, not a crash.
+TEST_F(ConformWrappedSuite, EveryGroupReportsTheReasonWithoutCrashing) {
+  const std::string suite = make_script(
+      path("wrapped-suite.sh"),
+      "#!/bin/sh\nexport XAL_DEVICE_SELECTOR='mock:['\nexec " + quote(XAL_CONFORM_SUITE) +
+          " \"$@\"\n");
+  const Outcome o = conform({"--suite", suite, "--quick", "--report", path("r.json")}, kMock);
+  EXPECT_EQ(o.rc, 1) << o.output;
+  const json r = read_json(path("r.json"));
+  ASSERT_TRUE(r.is_object()) << o.output;
+  size_t placeholders = 0;
+  for (const json& t : r["tests"]) {
+    const std::string message = t["message"].get<std::string>();
+    EXPECT_EQ(message.find("killed by signal"), std::string::npos) << t["name"] << ": " << message;
+    if (t["name"].get<std::string>().find("no_device") == std::string::npos) continue;
+    ++placeholders;
+    EXPECT_EQ(t["outcome"], "failed") << t["name"];
+    EXPECT_NE(message.find("xal_init failed in the suite"), std::string::npos)
+        << t["name"] << ": " << message;
+  }
+  EXPECT_GT(placeholders, 0u) << o.output;
+}
+
 }  // namespace

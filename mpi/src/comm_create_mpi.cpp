@@ -152,8 +152,13 @@ xal_status_t create(MPI_Comm comm, const xal_device_t* devs, uint32_t n,
   counts->all.resize(static_cast<size_t>(size));
   {
     MpiLock lock(serialize);
-    MPI_Iallgather(&counts->mine, 1, MPI_UINT32_T, counts->all.data(), 1, MPI_UINT32_T, *dup,
-                   &request);
+    const int rc = MPI_Iallgather(&counts->mine, 1, MPI_UINT32_T, counts->all.data(), 1,
+                                  MPI_UINT32_T, *dup, &request);
+    if (rc != MPI_SUCCESS) {  // only with MPI_ERRORS_RETURN on comm
+      MPI_Comm_free(dup.get());
+      return fail(XAL_ERROR_BACKEND, "exchanging device counts with every process: "
+                                     "MPI_Iallgather failed: " + xal::mpi::mpi_error(rc));
+    }
   }
   if (xal_status_t s = xal::mpi::wait_requests({&request, 1}, deadline, timeout, serialize, nullptr,
                                                &wait_why);

@@ -1,6 +1,7 @@
 // The cases of xal_mpi_test (mpi_test.hpp).
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,24 @@
 
 #include "mpi_test.hpp"
 #include "xal_common/reduce.hpp"
+
+namespace {
+
+// When set, the next MPI_Iallgather fails (as one does with
+// MPI_ERRORS_RETURN); see the interposer below.
+std::atomic<bool> g_fail_iallgather{false};
+
+}  // namespace
+
+// Interposes libmpi's MPI_Iallgather for libxal_mpi (PMPI profiling
+// interface): fails once when asked to.
+extern "C" int MPI_Iallgather(const void* send, int send_count, MPI_Datatype send_type,
+                              void* recv, int recv_count, MPI_Datatype recv_type, MPI_Comm comm,
+                              MPI_Request* request) {
+  if (g_fail_iallgather.exchange(false)) return MPI_ERR_OTHER;
+  return PMPI_Iallgather(send, send_count, send_type, recv, recv_count, recv_type, comm,
+                         request);
+}
 
 namespace xal_mpi_test {
 
@@ -255,6 +274,13 @@ void run_bad_input(Job& job) {
   const xal_status_t st = xal_comm_create_mpi(MPI_COMM_WORLD, d, 1, job.rank == 0 ? &small : &o, out);
   CHECK(st == XAL_ERROR_INVALID_ARGUMENT, "options too small on rank 0: %d (%s)", st, last_message().c_str());
   if (job.rank == 0) CHECK(last_message().find("struct_size") != std::string::npos, "%s", last_message().c_str());
+  // An MPI call that fails inside the creation (every process alike): the
+  // backend's error with MPI's text, not another rank's invalid arguments.
+  g_fail_iallgather.store(true);
+  const xal_status_t mf = xal_comm_create_mpi(MPI_COMM_WORLD, d, 1, &o, out);
+  CHECK(mf == XAL_ERROR_BACKEND, "failed MPI_Iallgather: %d (%s)", mf, last_message().c_str());
+  CHECK(last_message().find("MPI_Iallgather failed") != std::string::npos, "%s",
+        last_message().c_str());
   // Bad calls on a good communicator.
   if (!open(job, 20000)) return;
   xal_devptr_t buf;
