@@ -1,7 +1,6 @@
 // Code objects (HSACO) through hipModuleLoadData and kernel launches.
 #include "entries.h"
 #include "errors.h"
-#include "release.h"
 
 namespace xal::hip {
 
@@ -39,21 +38,34 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
   });
 }
 
+// Unloads the module. As xal_backend.h says, the module is released
+// whatever HIP says (libxal drops its handle): a refused hipSetDevice or
+// hipModuleUnload is reported and returned, and the module and its
+// kernels are forgotten all the same (never unloaded again at shutdown).
+// A module that a reset unloaded already, or one of a device with a
+// sticky error (hipDeviceReset unloads it), goes without HIP calls.
+// Thread-safe, but for two unloads of one handle.
 xal_status_t module_unload(xal_bmodule_t* module) {
   return guarded("hip module_unload", [&]() -> xal_status_t {
     xal_bdevice_s* device = module->device;
-    return release_object(
-        device, device->modules, module, "HIP module",
-        [device](const xal_bmodule_s& owned) -> xal_status_t {
-          const HipApi& api = device->backend->api();
-          if (xal_status_t s = check(device, select_device(api, device->ordinal),
-                                     "hipSetDevice");
-              s != XAL_SUCCESS) {
-            return s;
-          }
-          return check(device, api.hipModuleUnload(owned.handle),
-                       "hipModuleUnload");
-        });
+    std::unique_ptr<xal_bmodule_s> owned;
+    {
+      std::lock_guard lock(device->mutex);
+      owned = support::take(device->modules, module);
+      if (owned == nullptr) {
+        return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr, "not a live HIP module");
+      }
+      if (owned->generation != device->generation || !device->sticky.healthy()) {
+        return XAL_SUCCESS;
+      }
+    }
+    const HipApi& api = device->backend->api();
+    if (xal_status_t s = check(device, select_device(api, device->ordinal),
+                               "hipSetDevice");
+        s != XAL_SUCCESS) {
+      return s;
+    }
+    return check(device, api.hipModuleUnload(owned->handle), "hipModuleUnload");
   });
 }
 

@@ -269,7 +269,16 @@ SIM_EXPORT hipError_t hipModuleLoadData(hipModule_t* module, const void* image) 
 
 SIM_EXPORT hipError_t hipModuleUnload(hipModule_t module) {
   SIM_BEGIN("hipModuleUnload", true);
+  ++s.module_unloads;
   return s.modules.erase(module) == 1 ? hipSuccess : hipErrorInvalidHandle;
+}
+
+// Test hook: how many hipModuleUnload calls reached the runtime (not
+// refused by XALSIM_HIP_FAIL).
+SIM_EXPORT int xalsim_hip_module_unloads() {
+  xalsim::State& s = xalsim::state();
+  std::lock_guard lock(s.mutex);
+  return s.module_unloads;
 }
 
 SIM_EXPORT hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module,

@@ -80,6 +80,9 @@ struct State {
   std::mutex event_mutex;
   std::condition_variable event_done;
   std::map<ihipModule_t*, std::unique_ptr<ihipModule_t>> modules;
+  // hipModuleUnload calls not refused by XALSIM_HIP_FAIL
+  // (xalsim_hip_module_unloads).
+  int module_unloads = 0;
   FaultPlan faults;
   bool initialised = false;
 };

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "dynamic_symbols.h"
@@ -46,6 +47,22 @@ struct HostAllocation {
   ze_context_handle_t context = nullptr;
 };
 
+// A native event in a pool of its own. Shared: the xal event holds the one
+// its records use; a call that uses it (a host wait, an appended wait)
+// holds it meanwhile. An event destroyed, or recorded again, while the
+// device may still use its native event retires it to the device's
+// `retired_events`, which destroys it once nothing refers to it any more
+// (the Level Zero spec forbids destroying an event the device still uses).
+struct NativeEvent {
+  ze_event_pool_handle_t pool = nullptr;
+  ze_event_handle_t handle = nullptr;
+  uint64_t generation = 0;  // of its device, at creation
+  std::atomic<bool> recorded{false};  // a barrier that signals it is appended
+  std::mutex mutex;  // guards waiters
+  // Streams that queued a wait on it; dropped once found past that wait.
+  std::vector<std::weak_ptr<xal_bstream_s>> waiters;
+};
+
 // Last Sysman samples, for rates (power, utilisation).
 struct SysmanSamples {
   bool have_energy = false;
@@ -69,6 +86,12 @@ struct xal_backend_s {
   // Guards host_allocations; taken before a DriverState's mutex.
   std::mutex host_mutex;
   std::unordered_map<void*, xal::levelzero::HostAllocation> host_allocations;
+  // Host memory whose zeMemFree was refused: host_free released it all the
+  // same (xal_backend.h), so it no longer keeps its context retired; the
+  // free is tried again at each device reset and at shutdown, and a
+  // context's own destruction releases what is left of it. Guarded by
+  // host_mutex.
+  std::vector<std::pair<void*, xal::levelzero::HostAllocation>> host_leftovers;
 
   const xal::levelzero::ZeApi& api() const { return library.api(); }
 };
@@ -87,20 +110,27 @@ struct xal_bstream_s : std::enable_shared_from_this<xal_bstream_s> {
   bool fence_pending = false;  // a barrier signalling sync_event is queued
   bool dirty = false;          // work appended since the last fence
   bool released = false;       // stream_destroy released the native objects
+  // Guarded by the device's mutex: a temporary stream (staged copies) whose
+  // destroy was refused; device_synchronize destroys it once it fenced it.
+  bool orphan = false;
 };
 
+// A re-record that finds its native event still in use by the device (its
+// previous record pending, or a wait on it not yet passed) gives the event
+// a fresh native event and retires the old one: waits queued on the
+// earlier record keep waiting for it, and nothing blocks the host.
 struct xal_bevent_s {
   xal_bdevice_s* device = nullptr;
-  ze_event_pool_handle_t pool = nullptr;
-  ze_event_handle_t handle = nullptr;
   uint64_t generation = 0;
   bool timing = true;
-  std::atomic<bool> recorded{false};  // read without a lock by waits and queries
-  std::mutex mutex;  // guards waiters
-  // Streams that queued a wait on the last record: a re-record fences them
-  // before it resets the native event, so that their waits do not wait for
-  // the new record instead.
-  std::vector<std::weak_ptr<xal_bstream_s>> waiters;
+  std::mutex mutex;  // guards native
+  std::shared_ptr<xal::levelzero::NativeEvent> native;  // never null
+
+  // The native event of the last record (or the first, unused one).
+  std::shared_ptr<xal::levelzero::NativeEvent> current() {
+    std::lock_guard lock(mutex);
+    return native;
+  }
 };
 
 struct xal_bkernel_s {
@@ -141,6 +171,9 @@ struct xal_bdevice_s {
   uint64_t allocated_bytes = 0;
   std::unordered_map<xal_bstream_s*, std::shared_ptr<xal_bstream_s>> streams;
   xal::support::Objects<xal_bevent_s> events;
+  // Native events the device may still use, of destroyed or re-recorded
+  // events (see NativeEvent).
+  std::vector<std::shared_ptr<xal::levelzero::NativeEvent>> retired_events;
   xal::support::Objects<xal_bmodule_s> modules;
   xal::levelzero::SysmanSamples samples;
 

@@ -50,14 +50,22 @@ class HostBuffer {
   xal_status_t status_ = XAL_SUCCESS;
 };
 
-// A stream of another device, destroyed on scope exit.
+// A stream of another device, destroyed on scope exit. When that destroy
+// is refused (its work did not finish in time, a refused fence), the stream
+// is marked an orphan: the next device_synchronize of its device that
+// fences it destroys it (a reset or shutdown releases it too).
 class TemporaryStream {
  public:
-  explicit TemporaryStream(xal_bdevice_s* device) {
+  explicit TemporaryStream(xal_bdevice_s* device) : device_(device) {
     status_ = stream_create(device, 0, &stream_);
   }
   ~TemporaryStream() {
-    if (stream_ != nullptr) stream_destroy(stream_);
+    if (stream_ == nullptr || stream_destroy(stream_) == XAL_SUCCESS) return;
+    // Refused: still owned by its device's streams.
+    std::lock_guard lock(device_->mutex);
+    if (auto found = device_->streams.find(stream_); found != device_->streams.end()) {
+      found->second->orphan = true;
+    }
   }
   TemporaryStream(const TemporaryStream&) = delete;
   TemporaryStream& operator=(const TemporaryStream&) = delete;
@@ -65,6 +73,7 @@ class TemporaryStream {
   xal_bstream_s* get() const { return stream_; }
 
  private:
+  xal_bdevice_s* device_;
   xal_bstream_s* stream_ = nullptr;
   xal_status_t status_ = XAL_SUCCESS;
 };

@@ -91,15 +91,22 @@ xal_status_t device_synchronize(xal_bdevice_t* device) {
     if (xal_status_t s = sticky_check(device); s != XAL_SUCCESS) return s;
     // References: a stream destroyed meanwhile stays alive until fenced.
     std::vector<std::shared_ptr<xal_bstream_s>> streams;
+    std::vector<std::shared_ptr<xal_bstream_s>> orphans;
     {
       std::lock_guard lock(device->mutex);
       for (const auto& [key, stream] : device->streams) {
-        if (stream->generation == device->generation) streams.push_back(stream);
+        if (stream->generation != device->generation) continue;
+        streams.push_back(stream);
+        if (stream->orphan) orphans.push_back(stream);
       }
     }
     for (const auto& stream : streams) {
       if (xal_status_t s = stream_fence(stream.get(), true); s != XAL_SUCCESS) return s;
     }
+    // Fenced: temporary streams whose destroy was refused go now (a
+    // refusal again leaves them for the next synchronize).
+    for (const auto& orphan : orphans) (void)stream_destroy(orphan.get());
+    reap_retired_events(device);
     return XAL_SUCCESS;
   });
 }
@@ -113,6 +120,8 @@ xal_status_t device_reset(xal_bdevice_t* device) {
     }
     if (!lost) {
       release_device_objects(device);
+      std::lock_guard host_lock(device->backend->host_mutex);
+      retry_host_leftovers(device->backend, nullptr);
       return XAL_SUCCESS;
     }
     // The context is lost: rebuild it for every device of the driver.
@@ -121,6 +130,8 @@ xal_status_t device_reset(xal_bdevice_t* device) {
     for (xal_bdevice_s* other : driver->devices) release_device_objects(other);
     std::lock_guard host_lock(device->backend->host_mutex);
     std::lock_guard lock(driver->mutex);
+    // Frees refused earlier: the old context takes what is left of its own.
+    retry_host_leftovers(device->backend, driver->context);
     // Host allocations stay usable: their context is retired, not destroyed,
     // until the last of them is freed.
     const bool hosts = std::any_of(

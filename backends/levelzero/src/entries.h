@@ -3,6 +3,9 @@
 // Ownership and threading follow xal_backend.h for the matching entry.
 #pragma once
 
+#include <memory>
+
+#include "backend.h"
 #include "xal/xal_backend.h"
 
 namespace xal::levelzero {
@@ -83,14 +86,46 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
 
 // internal.cpp: shared by the files above
 // Releases the native objects of `device` (streams, events, modules,
-// memory) of its current generation and bumps the generation. The caller
-// holds no device lock.
+// memory) of its current generation and bumps the generation. On a healthy
+// device its native events are first waited for (their records, and the
+// streams that wait on them), within XAL_LEVELZERO_SYNC_TIMEOUT_MS. The
+// caller holds no device lock.
 void release_device_objects(xal_bdevice_s* device);
 // Appends a barrier signalling the stream's sync event and waits for it
 // (or, with `wait` false, only queries it). Thread-safe.
 xal_status_t stream_fence(xal_bstream_s* stream, bool wait);
+// memory.cpp: tries again the host frees the driver refused (host_free),
+// dropping those that succeed and those of `ending` (a context about to be
+// destroyed or retired, which takes its memory with it; may be null). The
+// caller holds the backend's host_mutex.
+void retry_host_leftovers(xal_backend_s* backend, ze_context_handle_t ending);
 // A copy on the stream's list, with the in-order barrier where needed.
 xal_status_t append_copy(xal_bstream_s* stream, void* dst, const void* src,
                          size_t bytes, const char* what);
+
+// native_events.cpp: native events and their retirement (see NativeEvent)
+// A native event in a pool of its own, visible to every device of the
+// driver (with kernel timestamps when `timing`). Thread-safe.
+xal_status_t native_event_create(xal_bdevice_s* device, bool timing,
+                                 std::shared_ptr<NativeEvent>* out);
+// Whether the device no longer uses `native`: its record, if any, has
+// signalled (or the device is lost) and every stream that queued a wait on
+// it is past that wait (or destroyed, invalidated or lost). Without `wait`
+// nothing blocks (a waiting stream is queried, as stream_query does); with
+// it, each wait is bounded by XAL_LEVELZERO_SYNC_TIMEOUT_MS. Streams found
+// past their wait are dropped from its waiters. Thread-safe; the caller
+// holds no stream lock.
+bool native_event_idle(xal_bdevice_s* device, NativeEvent& native, bool wait);
+// zeEventDestroy, then zeEventPoolDestroy when that succeeded; the result
+// of zeEventDestroy. Nothing is reported. Thread-safe.
+ze_result_t native_event_destroy(xal_bdevice_s* device, NativeEvent& native);
+// Hands `native` to the device's retired events. Thread-safe.
+void native_event_retire(xal_bdevice_s* device, std::shared_ptr<NativeEvent> native);
+// Destroys the retired events of the devices of `device`'s driver (whose
+// streams may wait on them) that the devices no longer use and no call
+// holds (checked without waiting); keeps the others. Called by the event
+// entries, stream_destroy and device_synchronize. Thread-safe; the caller
+// holds no lock.
+void reap_retired_events(xal_bdevice_s* device);
 
 }  // namespace xal::levelzero

@@ -1,13 +1,15 @@
-// Events: one event per pool; pools carry ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP
-// unless XAL_EVENT_DISABLE_TIMING, and elapsed time comes from
-// zeEventQueryKernelTimestamp. Recording appends a barrier that signals it.
+// Events: one native event per pool; pools carry
+// ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP unless XAL_EVENT_DISABLE_TIMING, and
+// elapsed time comes from zeEventQueryKernelTimestamp. Recording appends a
+// barrier that signals the native event; a native event the device may
+// still use is never reset or destroyed but retired (native_events.cpp).
 #include "entries.h"
 #include "errors.h"
 
 namespace xal::levelzero {
 namespace {
 
-xal_status_t enter_event(xal_bevent_s* event) {
+xal_status_t enter_event(xal_bevent_t* event) {
   return enter(event->device, event->generation, "the event");
 }
 
@@ -16,39 +18,16 @@ uint64_t ticks(uint64_t value, uint32_t valid_bits) {
   return valid_bits >= 64 ? value : value & ((uint64_t{1} << valid_bits) - 1);
 }
 
-// Waits on the host for the event's last record, within the backend's
-// timeout (XAL_ERROR_TIMEOUT past it). Thread-safe.
-xal_status_t host_wait(xal_bevent_s* event) {
-  const ze_result_t r = event->device->backend->api().zeEventHostSynchronize(
-      event->handle, event->device->backend->sync_timeout_ns);
+// Waits on the host for the record of `native` (an event of `device`),
+// within the backend's timeout (XAL_ERROR_TIMEOUT past it). Thread-safe.
+xal_status_t host_wait(xal_bdevice_s* device, const NativeEvent& native) {
+  const ze_result_t r = device->backend->api().zeEventHostSynchronize(
+      native.handle, device->backend->sync_timeout_ns);
   if (r == ZE_RESULT_NOT_READY) {
     return report(XAL_ERROR_TIMEOUT, r, "ZE_RESULT_NOT_READY",
                   "event did not complete within XAL_LEVELZERO_SYNC_TIMEOUT_MS");
   }
-  return check(event->device, r, "zeEventHostSynchronize");
-}
-
-// Waits on the host until the streams that queued a wait on the event's
-// last record have passed it (XAL_SUCCESS when there are none). A stream
-// destroyed or invalidated meanwhile is passed over; on an error the
-// streams left are kept for the next record. Thread-safe.
-xal_status_t fence_waiters(xal_bevent_s* event) {
-  std::vector<std::weak_ptr<xal_bstream_s>> waiters;
-  {
-    std::lock_guard lock(event->mutex);
-    waiters.swap(event->waiters);
-  }
-  for (size_t i = 0; i < waiters.size(); ++i) {
-    std::shared_ptr<xal_bstream_s> waiter = waiters[i].lock();
-    if (waiter == nullptr) continue;
-    const xal_status_t s = stream_fence(waiter.get(), true);
-    if (s != XAL_SUCCESS && s != XAL_ERROR_INVALID_HANDLE) {
-      std::lock_guard lock(event->mutex);
-      event->waiters.insert(event->waiters.end(), waiters.begin() + i, waiters.end());
-      return s;
-    }
-  }
-  return XAL_SUCCESS;
+  return check(device, r, "zeEventHostSynchronize");
 }
 
 }  // namespace
@@ -57,31 +36,12 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
                           xal_bevent_t** out_event) {
   return guarded("levelzero event_create", [&]() -> xal_status_t {
     if (xal_status_t s = sticky_check(device); s != XAL_SUCCESS) return s;
-    const ZeApi& api = device->backend->api();
+    reap_retired_events(device);
     auto event = std::make_unique<xal_bevent_s>();
     event->device = device;
     event->timing = (flags & XAL_EVENT_DISABLE_TIMING) == 0;
-    ze_event_pool_desc_t pool_desc{
-        ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
-        ZE_EVENT_POOL_FLAG_HOST_VISIBLE |
-            (event->timing ? static_cast<uint32_t>(ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP) : 0u),
-        1};
-    // No device list: the pool is visible to every device of the driver,
-    // whose streams may wait on the event.
-    if (xal_status_t s = check(device,
-                               api.zeEventPoolCreate(device->context(), &pool_desc,
-                                                     0, nullptr, &event->pool),
-                               "zeEventPoolCreate");
+    if (xal_status_t s = native_event_create(device, event->timing, &event->native);
         s != XAL_SUCCESS) {
-      return s;
-    }
-    ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0,
-                         ZE_EVENT_SCOPE_FLAG_HOST, ZE_EVENT_SCOPE_FLAG_HOST};
-    if (xal_status_t s = check(device, api.zeEventCreate(event->pool, &desc,
-                                                         &event->handle),
-                               "zeEventCreate");
-        s != XAL_SUCCESS) {
-      (void)api.zeEventPoolDestroy(event->pool);
       return s;
     }
     std::lock_guard lock(device->mutex);
@@ -91,9 +51,11 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
   });
 }
 
-// Releases the event; when the driver refuses to destroy it, the event is
-// kept (and still owned by its device) and the error returned, so that the
-// destroy can be tried again. Thread-safe.
+// Releases the event. Its native event is destroyed now when the device no
+// longer uses it, else retired until then (the destroy succeeds). When the
+// driver refuses to destroy it now, the event is kept (and still owned by
+// its device) and the error returned, so that the destroy can be tried
+// again. Thread-safe.
 xal_status_t event_destroy(xal_bevent_t* event) {
   return guarded("levelzero event_destroy", [&]() -> xal_status_t {
     xal_bdevice_s* device = event->device;
@@ -107,19 +69,30 @@ xal_status_t event_destroy(xal_bevent_t* event) {
       }
       if (owned->generation != device->generation) return XAL_SUCCESS;
     }
-    const ZeApi& api = device->backend->api();
-    if (xal_status_t s = check(device, api.zeEventDestroy(owned->handle),
-                               "zeEventDestroy");
-        s != XAL_SUCCESS) {
-      std::lock_guard lock(device->mutex);
-      device->events.emplace(event, std::move(owned));
-      return s;
+    std::shared_ptr<NativeEvent> native = owned->current();
+    // Held by owned and here only: no call uses it.
+    if (native.use_count() == 2 && native_event_idle(device, *native, false)) {
+      if (xal_status_t s = check(device, native_event_destroy(device, *native),
+                                 "zeEventDestroy");
+          s != XAL_SUCCESS) {
+        std::lock_guard lock(device->mutex);
+        device->events.emplace(event, std::move(owned));
+        return s;
+      }
+    } else {
+      native_event_retire(device, std::move(native));
     }
-    (void)api.zeEventPoolDestroy(owned->pool);
+    owned.reset();  // its reference would keep a retired native from the reap
+    reap_retired_events(device);
     return XAL_SUCCESS;
   });
 }
 
+// Records on a native event the device no longer uses (reset first); else
+// on a fresh one, and the previous one retires: a wait queued on the
+// earlier record keeps waiting for that record, and the host never waits.
+// A failed record leaves the event as it was, or, when its native event
+// was reset already, as never recorded (waits on it return at once).
 xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
   return guarded("levelzero event_record", [&]() -> xal_status_t {
     if (event->device != stream->device) {
@@ -131,27 +104,50 @@ xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
         s != XAL_SUCCESS) {
       return s;
     }
-    const ZeApi& api = event->device->backend->api();
-    if (event->recorded &&
-        api.zeEventQueryStatus(event->handle) == ZE_RESULT_NOT_READY) {
-      // Re-recording: let the previous signal land before the reset, which
-      // would otherwise race with it.
-      if (xal_status_t s = event_synchronize(event); s != XAL_SUCCESS) return s;
+    xal_bdevice_s* device = event->device;
+    const ZeApi& api = device->backend->api();
+    reap_retired_events(device);
+    std::shared_ptr<NativeEvent> current = event->current();
+    if (native_event_idle(device, *current, false)) {
+      std::lock_guard lock(stream->mutex);
+      stream->dirty = true;
+      if (xal_status_t s = check(device, api.zeEventHostReset(current->handle),
+                                 "zeEventHostReset");
+          s != XAL_SUCCESS) {
+        return s;
+      }
+      current->recorded = false;  // reset: nothing signals it until appended
+      xal_status_t s = check(device,
+                             api.zeCommandListAppendBarrier(stream->list,
+                                                            current->handle, 0, nullptr),
+                             "zeCommandListAppendBarrier");
+      if (s == XAL_SUCCESS) current->recorded = true;
+      return s;
     }
-    if (xal_status_t s = fence_waiters(event); s != XAL_SUCCESS) return s;
-    std::lock_guard lock(stream->mutex);
-    stream->dirty = true;
-    if (xal_status_t s = check(event->device, api.zeEventHostReset(event->handle),
-                               "zeEventHostReset");
+    std::shared_ptr<NativeEvent> fresh;
+    if (xal_status_t s = native_event_create(device, event->timing, &fresh);
         s != XAL_SUCCESS) {
       return s;
     }
-    xal_status_t s = check(event->device,
-                           api.zeCommandListAppendBarrier(stream->list, event->handle,
-                                                          0, nullptr),
-                           "zeCommandListAppendBarrier");
-    if (s == XAL_SUCCESS) event->recorded = true;
-    return s;
+    xal_status_t s = XAL_SUCCESS;
+    {
+      std::lock_guard lock(stream->mutex);
+      stream->dirty = true;
+      s = check(device,
+                api.zeCommandListAppendBarrier(stream->list, fresh->handle, 0, nullptr),
+                "zeCommandListAppendBarrier");
+    }
+    if (s != XAL_SUCCESS) {
+      (void)native_event_destroy(device, *fresh);  // nothing refers to it
+      return s;
+    }
+    fresh->recorded = true;
+    {
+      std::lock_guard lock(event->mutex);
+      event->native.swap(fresh);  // `fresh` is now the previous one
+    }
+    native_event_retire(device, std::move(fresh));
+    return XAL_SUCCESS;
   });
 }
 
@@ -162,27 +158,30 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
         s != XAL_SUCCESS) {
       return s;
     }
-    if (!event->recorded) return XAL_SUCCESS;  // nothing to wait for
+    // Held until the wait is queued and noted: it cannot be destroyed
+    // meanwhile.
+    std::shared_ptr<NativeEvent> native = event->current();
+    if (!native->recorded) return XAL_SUCCESS;  // nothing to wait for
     const ZeApi& api = stream->device->backend->api();
     if (event->device->driver != stream->device->driver) {
       // Events of another driver's context cannot be waited on by this
       // list: wait on the host instead.
-      return host_wait(event);
+      return host_wait(event->device, *native);
     }
     std::lock_guard lock(stream->mutex);
     stream->dirty = true;
-    ze_event_handle_t handle = event->handle;
+    ze_event_handle_t handle = native->handle;
     if (xal_status_t s = check(stream->device,
                                api.zeCommandListAppendWaitOnEvents(stream->list, 1, &handle),
                                "zeCommandListAppendWaitOnEvents");
         s != XAL_SUCCESS) {
       return s;
     }
-    std::lock_guard event_lock(event->mutex);
-    std::erase_if(event->waiters, [&](const std::weak_ptr<xal_bstream_s>& waiter) {
+    std::lock_guard native_lock(native->mutex);
+    std::erase_if(native->waiters, [&](const std::weak_ptr<xal_bstream_s>& waiter) {
       return waiter.expired() || waiter.lock().get() == stream;
     });
-    event->waiters.push_back(stream->weak_from_this());
+    native->waiters.push_back(stream->weak_from_this());
     return XAL_SUCCESS;
   });
 }
@@ -190,17 +189,19 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
 xal_status_t event_synchronize(xal_bevent_t* event) {
   return guarded("levelzero event_synchronize", [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event); s != XAL_SUCCESS) return s;
-    if (!event->recorded) return XAL_SUCCESS;
-    return host_wait(event);
+    std::shared_ptr<NativeEvent> native = event->current();
+    if (!native->recorded) return XAL_SUCCESS;
+    return host_wait(event->device, *native);
   });
 }
 
 xal_status_t event_query(xal_bevent_t* event) {
   return guarded("levelzero event_query", [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event); s != XAL_SUCCESS) return s;
-    if (!event->recorded) return XAL_SUCCESS;
+    std::shared_ptr<NativeEvent> native = event->current();
+    if (!native->recorded) return XAL_SUCCESS;
     return check(event->device,
-                 event->device->backend->api().zeEventQueryStatus(event->handle),
+                 event->device->backend->api().zeEventQueryStatus(native->handle),
                  "zeEventQueryStatus");
   });
 }
@@ -213,7 +214,9 @@ xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
                     "event_elapsed_ms: an event was created with "
                     "XAL_EVENT_DISABLE_TIMING");
     }
-    if (!start->recorded || !end->recorded) {
+    const std::shared_ptr<NativeEvent> first = start->current();
+    const std::shared_ptr<NativeEvent> last = end->current();
+    if (!first->recorded || !last->recorded) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "event_elapsed_ms: an event was never recorded");
     }
@@ -225,8 +228,8 @@ xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
     if (xal_status_t s = enter_event(end); s != XAL_SUCCESS) return s;
     xal_bdevice_s* device = start->device;
     const ZeApi& api = device->backend->api();
-    for (xal_bevent_s* event : {start, end}) {
-      const ze_result_t r = api.zeEventQueryStatus(event->handle);
+    for (const NativeEvent* native : {first.get(), last.get()}) {
+      const ze_result_t r = api.zeEventQueryStatus(native->handle);
       if (r == ZE_RESULT_NOT_READY) {
         return report(XAL_NOT_READY, r, "ZE_RESULT_NOT_READY",
                       "event_elapsed_ms: an event has not completed");
@@ -236,12 +239,12 @@ xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
       }
     }
     ze_kernel_timestamp_result_t a{}, b{};
-    if (xal_status_t s = check(device, api.zeEventQueryKernelTimestamp(start->handle, &a),
+    if (xal_status_t s = check(device, api.zeEventQueryKernelTimestamp(first->handle, &a),
                                "zeEventQueryKernelTimestamp");
         s != XAL_SUCCESS) {
       return s;
     }
-    if (xal_status_t s = check(device, api.zeEventQueryKernelTimestamp(end->handle, &b),
+    if (xal_status_t s = check(device, api.zeEventQueryKernelTimestamp(last->handle, &b),
                                "zeEventQueryKernelTimestamp");
         s != XAL_SUCCESS) {
       return s;

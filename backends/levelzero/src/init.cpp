@@ -34,6 +34,8 @@ void release_all(xal_backend_s* backend) {
       (void)api.zeMemFree(allocation.context, pointer);
     }
     backend->host_allocations.clear();
+    retry_host_leftovers(backend, nullptr);
+    backend->host_leftovers.clear();  // their contexts go below
   }
   for (auto& driver : backend->drivers) {
     for (ze_context_handle_t retired : driver->retired) (void)api.zeContextDestroy(retired);

@@ -8,17 +8,37 @@ namespace xal::levelzero {
 void release_device_objects(xal_bdevice_s* device) {
   const ZeApi& api = device->backend->api();
   ze_context_handle_t context = device->context();
-  std::lock_guard lock(device->mutex);
-  for (const auto& [key, stream] : device->streams) {
-    if (stream->generation != device->generation) continue;
-    (void)api.zeCommandListDestroy(stream->list);
-    (void)api.zeEventDestroy(stream->sync_event);
-    (void)api.zeEventPoolDestroy(stream->pool);
+  // Native events first, while the streams that may wait on them are still
+  // there: the retired ones and those of live events of this generation.
+  std::vector<std::shared_ptr<NativeEvent>> natives;
+  bool healthy = false;
+  {
+    std::lock_guard lock(device->mutex);
+    healthy = device->sticky.healthy();
+    for (auto& native : device->retired_events) {
+      if (native->generation == device->generation) natives.push_back(std::move(native));
+    }
+    device->retired_events.clear();
+    for (const auto& [key, event] : device->events) {
+      if (event->generation == device->generation) natives.push_back(event->current());
+    }
   }
-  for (const auto& [key, event] : device->events) {
-    if (event->generation != device->generation) continue;
-    (void)api.zeEventDestroy(event->handle);
-    (void)api.zeEventPoolDestroy(event->pool);
+  // The device must be done with them before they go (bounded by the sync
+  // timeout); a lost device runs nothing more.
+  for (const auto& native : natives) {
+    if (healthy) (void)native_event_idle(device, *native, true);
+    (void)native_event_destroy(device, *native);
+  }
+  std::lock_guard lock(device->mutex);
+  for (auto it = device->streams.begin(); it != device->streams.end();) {
+    const std::shared_ptr<xal_bstream_s>& stream = it->second;
+    if (stream->generation == device->generation) {
+      (void)api.zeCommandListDestroy(stream->list);
+      (void)api.zeEventDestroy(stream->sync_event);
+      (void)api.zeEventPoolDestroy(stream->pool);
+    }
+    // Orphans have no handle outside: they go with their native objects.
+    it = stream->orphan ? device->streams.erase(it) : std::next(it);
   }
   for (const auto& [key, module] : device->modules) {
     if (module->generation != device->generation) continue;

@@ -121,8 +121,12 @@ xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
   });
 }
 
-// Frees host memory; the last allocation of a context a reset retired
-// destroys that context. Thread-safe.
+// Frees host memory. As xal_backend.h says, the memory is released
+// whatever zeMemFree says: a refusal is reported (and returned) and the
+// memory moves to the host leftovers (tried again at each reset, and at
+// shutdown), where it no longer keeps its context retired. The last
+// host_free in a context a reset retired destroys that context, which
+// takes its memory with it in any case. Thread-safe.
 xal_status_t host_free(xal_backend_t* backend, void* ptr) {
   return guarded("levelzero host_free", [&]() -> xal_status_t {
     const ZeApi& api = backend->api();
@@ -138,12 +142,13 @@ xal_status_t host_free(xal_backend_t* backend, void* ptr) {
     auto retired = std::find(driver->retired.begin(), driver->retired.end(),
                              allocation.context);
     const bool in_retired = retired != driver->retired.end();
-    const ze_result_t r = api.zeMemFree(allocation.context, ptr);
-    if (r != ZE_RESULT_SUCCESS && !in_retired) {
-      return check(nullptr, r, "zeMemFree");  // kept: the free can be tried again
-    }
-    // A retired context's memory goes with the context in any case.
     backend->host_allocations.erase(found);
+    xal_status_t status = XAL_SUCCESS;
+    if (const ze_result_t r = api.zeMemFree(allocation.context, ptr);
+        r != ZE_RESULT_SUCCESS) {
+      status = check(nullptr, r, "zeMemFree");
+      if (!in_retired) backend->host_leftovers.emplace_back(ptr, allocation);
+    }
     const bool last = std::none_of(
         backend->host_allocations.begin(), backend->host_allocations.end(),
         [&](const auto& entry) { return entry.second.context == allocation.context; });
@@ -151,7 +156,16 @@ xal_status_t host_free(xal_backend_t* backend, void* ptr) {
       (void)api.zeContextDestroy(allocation.context);
       driver->retired.erase(retired);
     }
-    return XAL_SUCCESS;
+    return status;
+  });
+}
+
+void retry_host_leftovers(xal_backend_s* backend, ze_context_handle_t ending) {
+  const ZeApi& api = backend->api();
+  std::erase_if(backend->host_leftovers, [&](const auto& leftover) {
+    const auto& [pointer, allocation] = leftover;
+    return api.zeMemFree(allocation.context, pointer) == ZE_RESULT_SUCCESS ||
+           allocation.context == ending;
   });
 }
 

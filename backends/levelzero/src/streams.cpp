@@ -104,14 +104,18 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
       device->streams.erase(found);
       live = owned->generation == device->generation;
     }
-    std::lock_guard lock(owned->mutex);
-    if (live) {
-      const ZeApi& api = device->backend->api();
-      (void)api.zeEventDestroy(owned->sync_event);
-      (void)api.zeEventPoolDestroy(owned->pool);
-      (void)api.zeCommandListDestroy(owned->list);
+    {
+      std::lock_guard lock(owned->mutex);
+      if (live) {
+        const ZeApi& api = device->backend->api();
+        (void)api.zeEventDestroy(owned->sync_event);
+        (void)api.zeEventPoolDestroy(owned->pool);
+        (void)api.zeCommandListDestroy(owned->list);
+      }
+      owned->released = true;
     }
-    owned->released = true;
+    // Its waits passed: native events retired meanwhile may go now.
+    reap_retired_events(device);
     return XAL_SUCCESS;
   });
 }

@@ -55,6 +55,9 @@ struct _ze_event_handle_t {
   ze_event_pool_handle_t pool = nullptr;
   std::atomic<bool> signaled{false};
   std::atomic<uint64_t> timestamp{0};
+  // Queued commands that signal or wait on it and have not run yet: the
+  // spec forbids destroying it meanwhile (XALSIM_ZE_STRICT_EVENTS).
+  std::atomic<int> queued{0};
 };
 struct _ze_module_build_log_handle_t {
   std::string text;
@@ -115,6 +118,12 @@ struct State {
   bool hold_host_waits = false;
   int held_waits = 0;
   int host_waiting = 0;  // threads waiting in zeEventHostSynchronize
+  // Live contexts and command lists (xalsim_ze_live_objects), and events
+  // or pools destroyed while queued commands still used them, counted with
+  // XALSIM_ZE_STRICT_EVENTS=1 (xalsim_ze_event_misuses). Guarded by mutex.
+  int live_contexts = 0;
+  int live_lists = 0;
+  int event_misuses = 0;
 };
 
 State& state();

@@ -174,6 +174,7 @@ SIM_EXPORT ze_result_t zeContextCreate(ze_driver_handle_t driver, const ze_conte
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
   *context = xalsim::make<_ze_context_handle_t>(s);
+  ++s.live_contexts;
   s.lost = false;  // a fresh context after a lost one works again
   return ZE_RESULT_SUCCESS;
 }
@@ -181,6 +182,7 @@ SIM_EXPORT ze_result_t zeContextCreate(ze_driver_handle_t driver, const ze_conte
 SIM_EXPORT ze_result_t zeContextDestroy(ze_context_handle_t context) {
   SIM_BEGIN("zeContextDestroy", false);
   if (!xalsim::destroy(s, context)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  --s.live_contexts;
   for (auto it = s.allocations.begin(); it != s.allocations.end();) {
     if (it->second.context == context) {
       if (it->second.device >= 0) s.used[it->second.device] -= it->second.size;

@@ -3,6 +3,7 @@
 // own worker thread.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -13,14 +14,20 @@
 
 namespace {
 
-// Runs `work` on the list's worker, then signals `event` (if any).
+// Runs `work` on the list's worker, then signals `event` (if any). The
+// events it signals or waits on (`uses`) count it as queued until it ran.
 void submit(xalsim::State& s, ze_command_list_handle_t list, ze_event_handle_t event,
-            std::function<void()> work) {
+            std::function<void()> work,
+            std::vector<std::shared_ptr<_ze_event_handle_t>> uses = {}) {
   std::shared_ptr<_ze_event_handle_t> shared;
   if (event != nullptr && xalsim::live(s, event)) shared = xalsim::share(s, event);
-  list->worker->enqueue([&s, shared, work = std::move(work)] {
+  for (const auto& used : uses) ++used->queued;
+  if (shared) ++shared->queued;
+  list->worker->enqueue([&s, shared, uses, work = std::move(work)] {
     if (work) work();
+    for (const auto& used : uses) --used->queued;
     if (shared) {
+      --shared->queued;  // before the signal that lets the host destroy it
       shared->timestamp = xalsim::now_ns();
       {
         std::lock_guard lock(s.event_mutex);
@@ -29,6 +36,14 @@ void submit(xalsim::State& s, ze_command_list_handle_t list, ze_event_handle_t e
       s.event_done.notify_all();
     }
   });
+}
+
+// With XALSIM_ZE_STRICT_EVENTS=1, counts and reports (stderr) a destroy
+// the spec forbids: `what` is still used by queued commands.
+void misuse(xalsim::State& s, const std::string& what) {
+  if (!xalsim::env_flag("XALSIM_ZE_STRICT_EVENTS")) return;
+  ++s.event_misuses;
+  std::fprintf(stderr, "xalsim (Level Zero): %s\n", what.c_str());
 }
 
 bool list_ok(xalsim::State& s, ze_command_list_handle_t list) {
@@ -53,6 +68,7 @@ SIM_EXPORT ze_result_t zeCommandListCreateImmediate(ze_context_handle_t context,
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   }
   auto* list = xalsim::make<_ze_command_list_handle_t>(s);
+  ++s.live_lists;
   list->device = device;
   *out = list;
   return ZE_RESULT_SUCCESS;
@@ -63,6 +79,7 @@ SIM_EXPORT ze_result_t zeCommandListDestroy(ze_command_list_handle_t list) {
   if (!xalsim::live(s, list)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::shared_ptr<_ze_command_list_handle_t> owned = xalsim::share(s, list);
   xalsim::destroy(s, list);
+  --s.live_lists;
   lock.unlock();
   owned.reset();  // runs what is queued, then stops the worker
   return ZE_RESULT_SUCCESS;
@@ -95,12 +112,15 @@ SIM_EXPORT ze_result_t zeCommandListAppendWaitOnEvents(ze_command_list_handle_t 
     }
     waits.push_back(xalsim::share(s, events[i]));
   }
-  submit(s, list, nullptr, [&s, waits] {
-    std::unique_lock lock(s.event_mutex);
-    for (const auto& event : waits) {
-      s.event_done.wait(lock, [&] { return event->signaled.load(); });
-    }
-  });
+  submit(
+      s, list, nullptr,
+      [&s, waits] {
+        std::unique_lock lock(s.event_mutex);
+        for (const auto& event : waits) {
+          s.event_done.wait(lock, [&] { return event->signaled.load(); });
+        }
+      },
+      waits);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -162,7 +182,13 @@ SIM_EXPORT ze_result_t zeEventPoolCreate(ze_context_handle_t context,
 
 SIM_EXPORT ze_result_t zeEventPoolDestroy(ze_event_pool_handle_t pool) {
   SIM_BEGIN("zeEventPoolDestroy", false);
-  return xalsim::destroy(s, pool) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!xalsim::destroy(s, pool)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  for (ze_event_handle_t event : s.events) {
+    if (event->pool == pool && event->queued > 0) {
+      misuse(s, "zeEventPoolDestroy: an event of the pool is used by queued commands");
+    }
+  }
+  return ZE_RESULT_SUCCESS;
 }
 
 SIM_EXPORT ze_result_t zeEventCreate(ze_event_pool_handle_t pool, const ze_event_desc_t* desc,
@@ -181,8 +207,14 @@ SIM_EXPORT ze_result_t zeEventCreate(ze_event_pool_handle_t pool, const ze_event
 
 SIM_EXPORT ze_result_t zeEventDestroy(ze_event_handle_t event) {
   SIM_BEGIN("zeEventDestroy", false);
+  if (!xalsim::live(s, event)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (const int queued = event->queued; queued > 0) {
+    misuse(s, "zeEventDestroy: the event is used by " + std::to_string(queued) +
+                  " queued command(s)");
+  }
   s.events.erase(event);
-  return xalsim::destroy(s, event) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  xalsim::destroy(s, event);
+  return ZE_RESULT_SUCCESS;
 }
 
 SIM_EXPORT ze_result_t zeEventHostSynchronize(ze_event_handle_t event, uint64_t timeout) {
@@ -226,6 +258,21 @@ SIM_EXPORT void xalsim_ze_signal_every_event() {
     for (ze_event_handle_t event : s.events) event->signaled = true;
   }
   s.event_done.notify_all();
+}
+
+// Test hooks: how many contexts (kind 0), command lists (kind 1) or events
+// (kind 2) are live, and how many destroys XALSIM_ZE_STRICT_EVENTS counted.
+SIM_EXPORT int xalsim_ze_live_objects(int kind) {
+  xalsim::State& s = xalsim::state();
+  std::lock_guard lock(s.mutex);
+  if (kind == 0) return s.live_contexts;
+  return kind == 1 ? s.live_lists : static_cast<int>(s.events.size());
+}
+
+SIM_EXPORT int xalsim_ze_event_misuses() {
+  xalsim::State& s = xalsim::state();
+  std::lock_guard lock(s.mutex);
+  return s.event_misuses;
 }
 
 // Test hooks: while `hold` is set, host waits stop in zeEventHostSynchronize

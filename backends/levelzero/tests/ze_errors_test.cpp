@@ -216,6 +216,94 @@ TEST_F(ZeErrors, HostMemoryOutlivesTheResetOfALostDevice) {
   EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
 }
 
+// A re-record whose barrier the driver refuses, after the native event was
+// reset for it, leaves an event that nothing would ever signal: it must
+// then read as never recorded (waits on it return at once), not hang
+// every wait on it (bounded here by the sync timeout).
+TEST_F(ZeErrors, ARefusedReRecordLeavesAnEventThatWaitsDoNotHangOn) {
+  xaltest::ScopedEnv timeout("XAL_LEVELZERO_SYNC_TIMEOUT_MS", "2000");
+  restart();
+  if (HasFatalFailure()) return;
+  auto* signal_every_event = simulator_hook<void()>("xalsim_ze_signal_every_event");
+  ASSERT_NE(signal_every_event, nullptr);
+  xal_bevent_t* event = nullptr;
+  ASSERT_EQ(table_->event_create(dev0_, 0, &event), XAL_SUCCESS);
+  xal_bstream_t* other = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &other), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(event, stream_), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_synchronize(event), XAL_SUCCESS);
+  setenv("XALSIM_ZE_FAIL", "zeCommandListAppendBarrier=0x7ffffffe@1", 1);
+  EXPECT_EQ(table_->event_record(event, stream_), XAL_ERROR_BACKEND);
+  unsetenv("XALSIM_ZE_FAIL");
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_ERROR_UNKNOWN");
+  EXPECT_EQ(table_->event_synchronize(event), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->event_query(event), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_wait_event(other, event), XAL_SUCCESS);
+  const xal_status_t waited = table_->stream_synchronize(other);
+  EXPECT_EQ(waited, XAL_SUCCESS) << last_error().message;
+  if (waited != XAL_SUCCESS) signal_every_event();  // lets the stuck list end
+  // The event records again.
+  ASSERT_EQ(table_->event_record(event, stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_synchronize(event), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_destroy(other), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_destroy(event), XAL_SUCCESS);
+}
+
+// host_free releases the memory whatever the driver says (xal_backend.h):
+// a refused free is reported, the pointer is no longer an allocation, and
+// it does not keep a lost context retired at the reset.
+TEST_F(ZeErrors, ARefusedHostFreeStillReleasesTheMemory) {
+  auto* live_objects = simulator_hook<int(int)>("xalsim_ze_live_objects");
+  ASSERT_NE(live_objects, nullptr);
+  const int contexts = live_objects(0);
+  void* host = nullptr;
+  ASSERT_EQ(table_->host_alloc(backend_, 4096, 0, &host), XAL_SUCCESS);
+  setenv("XALSIM_ZE_FAIL", "zeMemFree=0x7ffffffe@1", 1);
+  EXPECT_EQ(table_->host_free(backend_, host), XAL_ERROR_BACKEND);
+  unsetenv("XALSIM_ZE_FAIL");
+  EXPECT_EQ(last_error().vendor_name, "ZE_RESULT_ERROR_UNKNOWN");
+  // Lose the context and reset: nothing holds the old context any more.
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 64, &a), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, a, 0, 64), XAL_SUCCESS);
+  setenv("XALSIM_ZE_FAIL", "zeEventHostSynchronize=0x70000001@1", 1);
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_ERROR_DEVICE_LOST);
+  unsetenv("XALSIM_ZE_FAIL");
+  ASSERT_EQ(table_->device_reset(dev0_), XAL_SUCCESS);
+  EXPECT_EQ(live_objects(0), contexts);  // replaced, not retired
+  EXPECT_EQ(table_->host_free(backend_, host), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(table_->stream_destroy(stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_create(dev0_, 0, &stream_), XAL_SUCCESS);
+}
+
+// A staged peer copy's temporary stream whose destroy is refused (its
+// fence refused) is not left for good: the next device_synchronize of its
+// device fences it and destroys it.
+TEST_F(ZeErrors, ARefusedDestroyOfAStagedCopysStreamIsDoneByTheNextSynchronize) {
+  xaltest::ScopedEnv no_peer("XALSIM_ZE_NO_PEER", "1");
+  auto* live_objects = simulator_hook<int(int)>("xalsim_ze_live_objects");
+  ASSERT_NE(live_objects, nullptr);
+  xal_devptr_t a = 0, b = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 64, &a), XAL_SUCCESS);
+  ASSERT_EQ(table_->mem_alloc(dev1_, 64, &b), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  const int lists = live_objects(1);
+  // Barrier 1 fences stream_ (the source); 2 fences the temporary stream of
+  // dev1_, and 3 is its destroy's fence.
+  setenv("XALSIM_ZE_FAIL", "zeCommandListAppendBarrier=0x7ffffffe@2+", 1);
+  EXPECT_EQ(table_->memcpy_peer(stream_, dev1_, b, dev0_, a, 64), XAL_ERROR_BACKEND);
+  unsetenv("XALSIM_ZE_FAIL");
+  EXPECT_EQ(table_->device_synchronize(dev1_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(live_objects(1), lists);
+  // Copies still work.
+  ASSERT_EQ(table_->memcpy_peer(stream_, dev1_, b, dev0_, a, 64), XAL_SUCCESS);
+  EXPECT_EQ(table_->device_synchronize(dev1_), XAL_SUCCESS);
+  EXPECT_EQ(live_objects(1), lists);
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev1_, b), XAL_SUCCESS);
+}
+
 TEST(ZeUnavailable, BadLibraryPathGivesDlerrorText) {
   setenv("XAL_LEVELZERO_LIBRARY", "/nonexistent/libze_loader.so.1", 1);
   last_error() = ErrorDetail{};

@@ -357,6 +357,132 @@ TEST_F(ZePlugin, WaitQueuedBeforeAReRecordWaitsForTheEarlierRecord) {
   EXPECT_EQ(table_->host_free(backend_, host), XAL_SUCCESS);
 }
 
+// Streams held behind a host flag: block(stream) queues a wait_u32 kernel
+// that runs until open() sets the flag (done at the latest on tear-down,
+// so that no list stays stuck when a check fails). Host waits give up
+// after 2 s (XAL_LEVELZERO_SYNC_TIMEOUT_MS): a wait that would hang fails.
+class ZeGated : public ZePlugin {
+ protected:
+  void SetUp() override {
+    ZePlugin::SetUp();
+    if (HasFatalFailure()) return;
+    setenv("XAL_LEVELZERO_SYNC_TIMEOUT_MS", "2000", 1);
+    restart();
+    if (HasFatalFailure()) return;
+    const auto image = spirv("kernel wait_u32\n");
+    for (xal_bdevice_t* device : {dev0_, dev1_}) {
+      xal_bmodule_t*& module = device == dev0_ ? module0_ : module1_;
+      ASSERT_EQ(table_->module_load(device, XAL_MODULE_FORMAT_SPIRV, image.data(),
+                                    image.size(), &module),
+                XAL_SUCCESS);
+      ASSERT_EQ(table_->kernel_get(module, "wait_u32", device == dev0_ ? &kernel0_ : &kernel1_),
+                XAL_SUCCESS);
+    }
+    ASSERT_EQ(table_->host_alloc(backend_, 64, 0, &host_), XAL_SUCCESS);
+    __atomic_store_n(flag(), 0u, __ATOMIC_RELEASE);
+  }
+  void TearDown() override {
+    unsetenv("XAL_LEVELZERO_SYNC_TIMEOUT_MS");
+    if (host_ != nullptr) open();
+    ZePlugin::TearDown();
+  }
+  uint32_t* flag() const { return static_cast<uint32_t*>(host_); }
+  // Queues the wait for the flag on `stream` (of dev0_ or dev1_).
+  xal_status_t block(xal_bstream_t* stream, xal_bdevice_t* device) {
+    uint64_t address = reinterpret_cast<uintptr_t>(flag());
+    uint32_t value = 1;
+    void* args[] = {&address, &value};
+    const size_t sizes[] = {8, 4};
+    xal_launch_config_t config{sizeof config, {1, 1, 1}, {1, 1, 1}, 0, sizes};
+    return table_->kernel_launch(stream, device == dev0_ ? kernel0_ : kernel1_, &config,
+                                 args, 2);
+  }
+  void open() { __atomic_store_n(flag(), 1u, __ATOMIC_RELEASE); }
+
+  xal_bmodule_t* module0_ = nullptr;
+  xal_bmodule_t* module1_ = nullptr;
+  xal_bkernel_t* kernel0_ = nullptr;
+  xal_bkernel_t* kernel1_ = nullptr;
+  void* host_ = nullptr;
+};
+
+// Re-recording an event that a stream waits on, where that stream waits
+// for work the host queues only after the record returns, must not wait
+// on the host for that stream (it never returned with the default
+// timeout): the new record takes a fresh native event.
+TEST_F(ZeGated, AReRecordNeverWaitsForAStreamThatWaitsOnTheEvent) {
+  if (HasFatalFailure()) return;
+  xal_bstream_t* b = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &b), XAL_SUCCESS);
+  xal_bevent_t* e = nullptr;
+  ASSERT_EQ(table_->event_create(dev0_, 0, &e), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(e, stream_), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_synchronize(e), XAL_SUCCESS);
+  ASSERT_EQ(block(b, dev1_), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_wait_event(b, e), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_record(e, stream_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->event_synchronize(e), XAL_SUCCESS) << last_error().message;
+  open();
+  EXPECT_EQ(table_->stream_synchronize(b), XAL_SUCCESS) << last_error().message;
+  // Once both are done, a synchronize of the device releases the native
+  // event of the earlier record (the live events are back to what they were
+  // before `e`: stream events and e's own).
+  auto* live_objects = simulator_hook<int(int)>("xalsim_ze_live_objects");
+  ASSERT_NE(live_objects, nullptr);
+  const int before = live_objects(2);
+  EXPECT_EQ(table_->device_synchronize(dev0_), XAL_SUCCESS);
+  EXPECT_EQ(live_objects(2), before - 1);
+  EXPECT_EQ(table_->event_destroy(e), XAL_SUCCESS);
+  EXPECT_EQ(live_objects(2), before - 2);
+  EXPECT_EQ(table_->stream_destroy(b), XAL_SUCCESS);
+}
+
+// Destroying an event whose record is still queued, and that another
+// stream's queued wait refers to (as xal_shutdown does, events before
+// streams), keeps the native event until the device is done with it: the
+// simulator's strict mode counts any destroy of an event still in use.
+TEST_F(ZeGated, ADestroyedEventStaysUntilTheDeviceIsDoneWithIt) {
+  if (HasFatalFailure()) return;
+  xaltest::ScopedEnv strict("XALSIM_ZE_STRICT_EVENTS", "1");
+  auto* misuses = simulator_hook<int()>("xalsim_ze_event_misuses");
+  auto* live_objects = simulator_hook<int(int)>("xalsim_ze_live_objects");
+  ASSERT_NE(misuses, nullptr);
+  ASSERT_NE(live_objects, nullptr);
+  const int misused = misuses();
+  const int events = live_objects(2);
+  xal_bstream_t* b = nullptr;
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &b), XAL_SUCCESS);
+  xal_bevent_t* e = nullptr;
+  ASSERT_EQ(table_->event_create(dev0_, 0, &e), XAL_SUCCESS);
+  ASSERT_EQ(block(stream_, dev0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(e, stream_), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_wait_event(b, e), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_destroy(e), XAL_SUCCESS);
+  EXPECT_EQ(misuses(), misused);
+  open();
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->stream_destroy(b), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(misuses(), misused);
+  // Gone once the device is done with it (b's stream event went with b).
+  EXPECT_EQ(live_objects(2), events);
+  // A re-recorded event destroyed while its earlier record is still waited
+  // on: the same holds for both of its native events.
+  ASSERT_EQ(table_->stream_create(dev1_, 0, &b), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_create(dev0_, 0, &e), XAL_SUCCESS);
+  __atomic_store_n(flag(), 0u, __ATOMIC_RELEASE);
+  ASSERT_EQ(block(stream_, dev0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(e, stream_), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_wait_event(b, e), XAL_SUCCESS);
+  ASSERT_EQ(table_->event_record(e, stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->event_destroy(e), XAL_SUCCESS);
+  open();
+  EXPECT_EQ(table_->device_synchronize(dev1_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->device_synchronize(dev0_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->stream_destroy(b), XAL_SUCCESS);
+  EXPECT_EQ(misuses(), misused);
+  EXPECT_EQ(live_objects(2), events);
+}
+
 TEST_F(ZePlugin, SpirvModuleLoadAndLaunch) {
   const auto image = spirv("kernel fill_u32\nkernel other\n");
   xal_bmodule_t* module = nullptr;
