@@ -32,14 +32,11 @@ void release_device_objects(DeviceObj* device) noexcept {
     std::unordered_set<StreamObj*> streams;
     std::unordered_set<EventObj*> events;
     std::unordered_set<ModuleObj*> modules;
-    xal_bstream_t* staging = nullptr;
     {
       std::lock_guard lock(st.mu);
       streams.swap(st.streams);
       events.swap(st.events);
       modules.swap(st.modules);
-      staging = st.staging_stream;
-      st.staging_stream = nullptr;
     }
     for (ModuleObj* m : modules) {
       for (KernelObj* k : m->kernels) destroy_handle(k);
@@ -59,7 +56,16 @@ void release_device_objects(DeviceObj* device) noexcept {
       if (trace_on()) trace::stream_released(s);
       destroy_handle(s);
     }
-    if (staging) t->stream_destroy(staging);
+    // The core's staging stream, taken once the streams are gone: a staged
+    // copy queued on one of them (its gate, a host function, runs while the
+    // stream is destroyed) may have made it meanwhile.
+    xal_bstream_t* staging = nullptr;
+    {
+      std::lock_guard lock(st.mu);
+      staging = st.staging_stream;
+      st.staging_stream = nullptr;
+    }
+    if (staging && t->stream_destroy(staging) != XAL_SUCCESS) t->stream_destroy(staging);
     for (const auto& r : st.registry.snapshot())
       if (t->mem_free(device->native, r.base) != XAL_SUCCESS) t->mem_free(device->native, r.base);
     st.registry.clear();

@@ -20,6 +20,7 @@ class Nvml;
 class Nccl;
 class Kernels;
 class HostFuncRunner;
+class DriverHostFuncs;
 }  // namespace xal::cuda
 
 struct xal_bdevice_s;
@@ -86,13 +87,18 @@ struct xal_bstream_s {
   CUstream stream = nullptr;
   uint64_t generation = 0;
   // Runs the stream's host functions, made on the first one (null when the
-  // driver cannot wait on host memory: cuLaunchHostFunc alone then).
+  // driver cannot wait on host memory: cuLaunchHostFunc alone then, through
+  // driver_host_funcs).
   std::mutex host_funcs_mutex;
   bool host_funcs_tried = false;
   std::unique_ptr<xal::cuda::HostFuncRunner> host_funcs;
+  std::unique_ptr<xal::cuda::DriverHostFuncs> driver_host_funcs;
 
   xal_bstream_s();
-  ~xal_bstream_s();  // the stream must be idle or dead (see HostFuncRunner)
+  // Runs the host functions the driver never reached (host_funcs.h). The
+  // stream must be idle or dead, and the caller must hold no lock of the
+  // device (objects_mutex): a host function may call the backend.
+  ~xal_bstream_s();
 };
 
 struct xal_bevent_s {

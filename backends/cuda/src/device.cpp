@@ -100,32 +100,45 @@ xal_status_t init_devices(xal_backend_t* backend) {
   return XAL_SUCCESS;
 }
 
+// The objects are taken out under the device's lock and released without
+// it: a stream's synchronize, and the host functions its release runs, may
+// wait for threads that call the backend on this device (stream_destroy).
 void release_device(xal_bdevice_t* device) {
   const DriverSymbols& d = device->backend->driver;
-  std::lock_guard<std::mutex> lock(device->objects_mutex);
-  const uint64_t generation = device->generation.load();
+  decltype(device->modules) modules;
+  decltype(device->events) events;
+  decltype(device->streams) streams;
+  decltype(device->allocations) allocations;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(device->objects_mutex);
+    modules.swap(device->modules);
+    events.swap(device->events);
+    streams.swap(device->streams);
+    allocations.swap(device->allocations);
+    device->stale_allocations.clear();
+    generation = device->generation.load();
+  }
   if (!device->unhealthy.load() && device->make_current() == CUDA_SUCCESS) {
-    for (auto& [key, module] : device->modules) {
+    for (auto& [key, module] : modules) {
       if (module->generation == generation) d.cuModuleUnload(module->module);
     }
-    for (auto& [key, event] : device->events) {
+    for (auto& [key, event] : events) {
       if (event->generation == generation) d.cuEventDestroy(event->event);
     }
-    for (auto& [key, stream] : device->streams) {
+    for (auto& [key, stream] : streams) {
       if (stream->generation == generation) {
         d.cuStreamSynchronize(stream->stream);
         d.cuStreamDestroy(stream->stream);
       }
     }
-    for (auto& [ptr, gen] : device->allocations) {
+    for (auto& [ptr, gen] : allocations) {
       if (gen == generation) d.cuMemFree(ptr);
     }
   }
-  device->modules.clear();
-  device->events.clear();
-  device->streams.clear();
-  device->allocations.clear();
-  device->stale_allocations.clear();
+  modules.clear();
+  events.clear();
+  streams.clear();  // runs the host functions the driver never reached
   d.cuDevicePrimaryCtxRelease(device->device);
   device->context = nullptr;
 }

@@ -74,7 +74,7 @@ HostFuncRunner::~HostFuncRunner() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) thread_.join();  // after the jobs left (run())
   if (registered_ && device_->make_current() == CUDA_SUCCESS) {
     driver_.cuMemHostUnregister(counter_);  // after a reset: already gone
   }
@@ -152,14 +152,61 @@ void HostFuncRunner::run() {
     cv_.wait(lock, [this] {
       return stop_ || (!jobs_.empty() && jobs_.front()->reached);
     });
-    if (jobs_.empty() || !jobs_.front()->reached) return;  // stopping
+    if (jobs_.empty()) return;  // stopping, nothing left
+    // Stopping: the stream is idle or dead, and a job it has not reached
+    // never will be; it runs all the same (its argument is its own).
     std::unique_ptr<Job> job = std::move(jobs_.front());
     jobs_.pop_front();
+    inline_.erase(job.get());
     lock.unlock();
     job->fn(job->user);
     set_counter(counter_, job->ticket);
     lock.lock();
   }
+}
+
+DriverHostFuncs::~DriverHostFuncs() {
+  std::map<uint64_t, std::unique_ptr<Record>> left;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    left.swap(pending_);
+  }
+  for (auto& [sequence, record] : left) record->fn(record->user);
+}
+
+CUresult DriverHostFuncs::enqueue(void (*fn)(void*), void* user) {
+  Record* raw = nullptr;
+  uint64_t sequence = 0;
+  {
+    auto record = std::make_unique<Record>();
+    record->owner = this;
+    record->fn = fn;
+    record->user = user;
+    std::lock_guard<std::mutex> lock(mutex_);
+    sequence = record->sequence = ++next_sequence_;
+    raw = record.get();
+    pending_.emplace(sequence, std::move(record));
+  }
+  const CUresult r = driver_.cuLaunchHostFunc(stream_, &DriverHostFuncs::called, raw);
+  if (r != CUDA_SUCCESS) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.erase(sequence);
+  }
+  return r;
+}
+
+void CUDA_CB DriverHostFuncs::called(void* p) {
+  auto* raw = static_cast<Record*>(p);
+  DriverHostFuncs* self = raw->owner;
+  std::unique_ptr<Record> record;
+  {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    auto it = self->pending_.find(raw->sequence);
+    if (it == self->pending_.end()) return;  // cannot be: one call each
+    record = std::move(it->second);
+    self->pending_.erase(it);
+  }
+  record->fn(record->user);
 }
 
 }  // namespace xal::cuda

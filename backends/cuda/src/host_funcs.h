@@ -17,11 +17,20 @@
 // The counter is memory xal allocates and registers with the driver
 // (cuMemHostRegister), not cuMemHostAlloc's, so that it stays valid when a
 // reset of the device drops the context's page-locked memory.
+//
+// A host function's argument belongs to the function (the core's are freed
+// by the function itself: cross-backend waits, staged copies' gates,
+// compute-share completions), so every queued function runs once, even
+// where the driver never calls it: after an error in the context
+// (cuLaunchHostFunc: "the function will not be called in the event of an
+// error in the CUDA context") or a reset of it. Those run when the stream
+// is released (HostFuncRunner's and DriverHostFuncs' destructors).
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -46,9 +55,12 @@ class HostFuncRunner {
                                                 CUstream stream,
                                                 const char** out_call,
                                                 CUresult* out_result);
-  // Stops the thread. Jobs the stream never reached (a stream of a context
-  // that was reset) are dropped without running. The stream must be idle or
-  // dead. Not thread-safe against enqueue().
+  // Stops the thread, after it has run, in stream order, the jobs the
+  // stream never reached (a stream with a sticky error, or of a context that
+  // was reset: the driver will not reach them). Returns once they have
+  // returned. The stream must be idle or dead (its driver calls no more
+  // host function), and the caller must hold no lock a job may need (a
+  // job may call the backend). Not thread-safe against enqueue().
   ~HostFuncRunner();
   HostFuncRunner(Token, xal_bdevice_s* device, CUstream stream);
   HostFuncRunner(const HostFuncRunner&) = delete;
@@ -85,8 +97,48 @@ class HostFuncRunner {
   std::deque<std::unique_ptr<Job>> jobs_;  // in stream order
   std::unordered_set<Job*> inline_;  // run by reached() itself (see enqueue)
   uint32_t next_ticket_ = 0;
-  bool stop_ = false;
+  bool stop_ = false;  // run what is left, then end
   std::thread thread_;
+};
+
+// Host functions given straight to the driver (cuLaunchHostFunc), for a
+// stream without a HostFuncRunner (XAL_CUDA_HOST_FUNCS=driver, or a driver
+// that cannot wait on host memory). Each goes through a record, so that the
+// functions the driver never calls still run when the stream is released.
+// The driver's calls may come from any thread.
+class DriverHostFuncs {
+ public:
+  DriverHostFuncs(const DriverSymbols& driver, CUstream stream)
+      : driver_(driver), stream_(stream) {}
+  // Runs, on the calling thread and in stream order, the functions the
+  // driver has not called. The stream must be idle or dead (its driver
+  // calls no more host function), and the caller must hold no lock a
+  // function may need.
+  ~DriverHostFuncs();
+  DriverHostFuncs(const DriverHostFuncs&) = delete;
+  DriverHostFuncs& operator=(const DriverHostFuncs&) = delete;
+
+  // Queues fn(user) on the stream (context current on the calling thread).
+  // On failure returns the driver's result, and fn will not run. Calls for
+  // one stream must not overlap (stream.cpp holds the stream's
+  // host_funcs_mutex): the records' order must be that of the driver calls.
+  CUresult enqueue(void (*fn)(void*), void* user);
+
+ private:
+  struct Record {
+    DriverHostFuncs* owner = nullptr;
+    uint64_t sequence = 0;
+    void (*fn)(void*) = nullptr;
+    void* user = nullptr;
+  };
+
+  static void CUDA_CB called(void* record);
+
+  const DriverSymbols& driver_;
+  CUstream stream_;
+  std::mutex mutex_;
+  std::map<uint64_t, std::unique_ptr<Record>> pending_;  // in stream order
+  uint64_t next_sequence_ = 0;
 };
 
 }  // namespace xal::cuda

@@ -82,27 +82,46 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
   });
 }
 
+// The stream leaves the device's map while its work is waited for, and the
+// device's lock is not held meanwhile: a host function queued on it may
+// wait for a thread that calls the backend on this device (the core's
+// staged copies create their staging stream there). An error puts it back,
+// for a retry (xal_backend.h, Releases); a retry after a sticky error finds
+// the device unhealthy and releases it. Thread-safe, but for two destroys of
+// one stream.
 xal_status_t stream_destroy(xal_bstream_t* stream) {
   xal_bdevice_s* device = stream->device;
   xal_backend_s* backend = device->backend;
   return guarded(backend, [&]() -> xal_status_t {
-    std::lock_guard<std::mutex> lock(device->objects_mutex);
-    auto it = device->streams.find(stream);
-    if (it == device->streams.end()) {
-      return backend->error(XAL_ERROR_INVALID_HANDLE, "cuda: unknown stream");
+    decltype(device->streams)::node_type owned;
+    bool live = false;
+    {
+      std::lock_guard<std::mutex> lock(device->objects_mutex);
+      owned = device->streams.extract(stream);
+      if (owned.empty()) {
+        return backend->error(XAL_ERROR_INVALID_HANDLE, "cuda: unknown stream");
+      }
+      live = stream->generation == device->generation.load() &&
+             !device->unhealthy.load();
     }
-    // An error keeps the stream, for a retry (xal_backend.h, Releases); a
-    // retry after a sticky error finds the device unhealthy and releases it.
-    const bool live = stream->generation == device->generation.load() &&
-                      !device->unhealthy.load();
     if (live) {
+      const char* call = "cuStreamSynchronize";
       CUresult r = device->make_current();
       if (r == CUDA_SUCCESS) r = backend->driver.cuStreamSynchronize(stream->stream);
-      if (r != CUDA_SUCCESS) return backend->fail(r, "cuStreamSynchronize", device);
-      r = backend->driver.cuStreamDestroy(stream->stream);
-      if (r != CUDA_SUCCESS) return backend->fail(r, "cuStreamDestroy", device);
+      if (r == CUDA_SUCCESS) {
+        call = "cuStreamDestroy";
+        r = backend->driver.cuStreamDestroy(stream->stream);
+      }
+      if (r != CUDA_SUCCESS) {
+        {
+          // Back in the map (a node: nothing is allocated) for the retry.
+          std::lock_guard<std::mutex> lock(device->objects_mutex);
+          device->streams.insert(std::move(owned));
+        }
+        return backend->fail(r, call, device);
+      }
     }
-    device->streams.erase(it);
+    owned.mapped().reset();  // runs what the driver never will (host_funcs.h)
     return XAL_SUCCESS;
   });
 }
@@ -156,8 +175,11 @@ xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
       const CUresult r = stream->host_funcs->enqueue(fn, user, &call);
       return done(stream, r, call);
     }
-    return done(stream,
-                backend->driver.cuLaunchHostFunc(stream->stream, fn, user),
+    if (stream->driver_host_funcs == nullptr) {
+      stream->driver_host_funcs =
+          std::make_unique<DriverHostFuncs>(backend->driver, stream->stream);
+    }
+    return done(stream, stream->driver_host_funcs->enqueue(fn, user),
                 "cuLaunchHostFunc");
   });
 }

@@ -235,6 +235,9 @@ CUresult sim_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
   XALSIM_CONTEXT();
   if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return submit(s, [ctx, fn, user] {
+    // As the real driver's: "the function will not be called in the event
+    // of an error in the CUDA context" (cuLaunchHostFunc).
+    if (const CUresult sticky = ctx->sticky.load(); sticky != CUDA_SUCCESS) return sticky;
     // The real driver may run the host functions of a context's streams one
     // at a time on one thread ("may be serialized"): with
     // XALSIM_CUDA_SERIAL_HOST_FUNCS set, so does the simulation, and a host
@@ -271,9 +274,14 @@ CUresult sim_cuStreamWaitValue32(CUstream s, CUdeviceptr addr, cuuint32_t value,
       default: return ~(v | value) != 0;  // NOR
     }
   };
-  auto wait = [stream, holds] {
-    for (int spins = 0; !holds(); ++spins) {
+  // A wait gives up after an error in the context: the host thread that
+  // would write the word may be waiting for a host function the driver no
+  // longer calls (and may free the word).
+  auto wait = [ctx, stream, holds] {
+    for (int spins = 0;; ++spins) {
       if (stream != nullptr && stream->stopping) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+      if (const CUresult sticky = ctx->sticky.load(); sticky != CUDA_SUCCESS) return sticky;
+      if (holds()) break;
       if (spins < 50) {
         std::this_thread::yield();
       } else {

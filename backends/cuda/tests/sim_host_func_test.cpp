@@ -2,11 +2,15 @@
 // ONLY), with the driver running the host functions of a context one at a
 // time (XALSIM_CUDA_SERIAL_HOST_FUNCS=1, as the real driver may): xal runs
 // them on a thread of their stream, so that they may wait for each other.
+#include <cuda.h>
+#include <dlfcn.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "plugin_fixture.h"
@@ -217,8 +221,9 @@ TEST_F(CudaSim, DestroyingAStreamAfterItsHostFunctions) {
 
 // A reset while a host function runs and another waits behind it: the
 // reset does not wait for them, the running one finishes on its thread, the
-// one the stream never reached is dropped, and the stale stream's destroy
-// returns once the running one has.
+// one the stream never reached runs when the stale stream is released (its
+// argument is its own to free), and the stale stream's destroy returns once
+// both have.
 struct Held {
   std::atomic<bool> running{false};
   std::atomic<bool> release{false};
@@ -258,7 +263,137 @@ TEST_F(CudaSim, ResetWhileAHostFunctionRuns) {
   table_->stream_destroy(stream0_);  // stale: its status is the reset's business
   stream0_ = stream_ = nullptr;
   releaser.join();
-  EXPECT_EQ(h.ran.load(), 1);  // the running one finished, the other was dropped
+  EXPECT_EQ(h.ran.load(), 2);  // the running one finished, then the other ran
+}
+
+// The simulated driver's calls, straight from the library the plugin opened
+// (XAL_CUDA_DRIVER), for what only the driver shows.
+struct RawDriver {
+  CUresult (*retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*release)(CUdevice) = nullptr;
+  CUresult (*set_current)(CUcontext) = nullptr;
+  CUresult (*stream_create)(CUstream*, unsigned int) = nullptr;
+  CUresult (*launch_host_func)(CUstream, CUhostFn, void*) = nullptr;
+  CUresult (*event_create)(CUevent*, unsigned int) = nullptr;
+  CUresult (*event_record)(CUevent, CUstream) = nullptr;
+  CUresult (*event_query)(CUevent) = nullptr;
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
+
+  bool complete() const {
+    return retain && release && set_current && stream_create && launch_host_func &&
+           event_create && event_record && event_query && mem_alloc;
+  }
+};
+
+RawDriver raw_driver() {
+  RawDriver r;
+  void* sim = dlopen(std::getenv("XAL_CUDA_DRIVER"), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+  if (sim == nullptr) return r;
+  using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t,
+                               CUdriverProcAddressQueryResult*);
+  auto get = reinterpret_cast<GetProc>(dlsym(sim, "cuGetProcAddress_v2"));
+  auto find = [get](const char* name, auto* out) {
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult status{};
+    if (get != nullptr && get(name, &fn, 12000, 0, &status) == CUDA_SUCCESS) {
+      *out = reinterpret_cast<std::remove_reference_t<decltype(*out)>>(fn);
+    }
+  };
+  find("cuDevicePrimaryCtxRetain", &r.retain);
+  find("cuDevicePrimaryCtxRelease", &r.release);
+  find("cuCtxSetCurrent", &r.set_current);
+  find("cuStreamCreate", &r.stream_create);
+  find("cuLaunchHostFunc", &r.launch_host_func);
+  find("cuEventCreate", &r.event_create);
+  find("cuEventRecord", &r.event_record);
+  find("cuEventQuery", &r.event_query);
+  find("cuMemAlloc", &r.mem_alloc);
+  dlclose(sim);
+  return r;
+}
+
+// As the real driver ("the function will not be called in the event of an
+// error in the CUDA context", cuLaunchHostFunc), the simulation calls no
+// host function queued behind a sticky error; the rest of the stream still
+// runs (an event recorded behind it completes, seen from another context).
+TEST(CudaSimHostFuncs, TheDriverCallsNoHostFunctionAfterAStickyError) {
+  Instance xal(plugin_table());  // the driver initialised, contexts retained
+  ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
+  const RawDriver raw = raw_driver();
+  ASSERT_TRUE(raw.complete());
+  CUcontext c0 = nullptr, c1 = nullptr;
+  ASSERT_EQ(raw.retain(&c0, 0), CUDA_SUCCESS);
+  ASSERT_EQ(raw.retain(&c1, 1), CUDA_SUCCESS);
+  ASSERT_EQ(raw.set_current(c0), CUDA_SUCCESS);
+  CUstream s = nullptr;
+  CUevent e = nullptr;
+  ASSERT_EQ(raw.stream_create(&s, 0), CUDA_SUCCESS);
+  ASSERT_EQ(raw.event_create(&e, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+  Held h;
+  ASSERT_EQ(raw.launch_host_func(s, hold, &h), CUDA_SUCCESS);
+  ASSERT_EQ(raw.launch_host_func(s, count_held, &h), CUDA_SUCCESS);
+  ASSERT_EQ(raw.event_record(e, s), CUDA_SUCCESS);
+  const auto end = Clock::now() + std::chrono::seconds(10);
+  while (!h.running && Clock::now() < end) std::this_thread::yield();
+  ASSERT_TRUE(h.running);
+  {
+    ScopedEnv fail("XALSIM_CUDA_FAIL", "cuMemAlloc=700");
+    CUdeviceptr p = 0;
+    EXPECT_EQ(raw.mem_alloc(&p, 256), CUDA_ERROR_ILLEGAL_ADDRESS);
+  }
+  h.release = true;
+  ASSERT_EQ(raw.set_current(c1), CUDA_SUCCESS);
+  CUresult q = CUDA_ERROR_NOT_READY;
+  while ((q = raw.event_query(e)) == CUDA_ERROR_NOT_READY && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(q, CUDA_SUCCESS);
+  EXPECT_EQ(h.ran.load(), 1);  // the held one; the one behind it not called
+  EXPECT_EQ(raw.set_current(nullptr), CUDA_SUCCESS);
+  EXPECT_EQ(raw.release(0), CUDA_SUCCESS);
+  EXPECT_EQ(raw.release(1), CUDA_SUCCESS);
+  // The instance's shutdown releases the last reference to the contexts,
+  // which resets them: the sticky error goes with it.
+}
+
+// Host functions the driver does not call after a sticky error still run,
+// once each and in order, when their stream is released (their argument is
+// theirs to free: the core's cross-backend waits, staged copies' gates,
+// compute-share completions), on xal's threads or given straight to the
+// driver (XAL_CUDA_HOST_FUNCS).
+void sticky_error_then_release(const char* mode) {
+  ScopedEnv env("XAL_CUDA_HOST_FUNCS", mode);
+  Instance xal(plugin_table());
+  ASSERT_EQ(xal.status, XAL_SUCCESS) << last_error().message;
+  const xal_backend_table_t* t = xal.table;
+  Held h;
+  Order order;
+  ASSERT_EQ(t->stream_enqueue_host_func(xal.a, hold, &h), XAL_SUCCESS);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(t->stream_enqueue_host_func(xal.a, note_order, &order), XAL_SUCCESS);
+  }
+  const auto end = Clock::now() + std::chrono::seconds(10);
+  while (!h.running && Clock::now() < end) std::this_thread::yield();
+  ASSERT_TRUE(h.running);
+  {
+    ScopedEnv fail("XALSIM_CUDA_FAIL", "cuMemAlloc=700");
+    xal_devptr_t p = 0;
+    EXPECT_EQ(t->mem_alloc(xal.dev, 256, &p), XAL_ERROR_DEVICE_LOST);
+  }
+  h.release = true;
+  while (h.ran.load() == 0 && Clock::now() < end) std::this_thread::yield();
+  ASSERT_EQ(h.ran.load(), 1);
+  EXPECT_EQ(t->stream_destroy(xal.a), XAL_SUCCESS) << last_error().message;
+  xal.a = nullptr;
+  EXPECT_EQ(order.seen, (std::vector<int>{0, 1, 2}));
+}
+
+TEST(CudaSimHostFuncs, AfterAStickyErrorTheyRunWhenTheStreamIsReleased) {
+  sticky_error_then_release("thread");
+}
+
+TEST(CudaSimHostFuncs, AfterAStickyErrorTheDriversRunWhenTheStreamIsReleased) {
+  sticky_error_then_release("driver");
 }
 
 }  // namespace

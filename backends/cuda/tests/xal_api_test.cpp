@@ -2,9 +2,14 @@
 // (SIMULATION ONLY). XAL_BACKENDS and XAL_CUDA_DRIVER come from CTest.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "xal/xal.h"
@@ -196,6 +201,190 @@ TEST_F(CudaSimXal, ResetAbortsTheNcclCommunicator) {
       << last_error().message;
   EXPECT_EQ(xal_comm_destroy(comms[0]), XAL_SUCCESS) << last_error().message;
   EXPECT_EQ(xal_comm_destroy(comms[1]), XAL_SUCCESS) << last_error().message;
+}
+
+// Ends the process when the scope has not been left within `limit`: a
+// deadlock would otherwise hold the test until CTest's timeout, and the
+// rest of the process (xal_shutdown) with it.
+class Watchdog {
+ public:
+  Watchdog(const char* what, std::chrono::seconds limit)
+      : thread_([this, what, limit] {
+          std::unique_lock<std::mutex> lock(mutex_);
+          if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+            std::fprintf(stderr, "FAILED: %s did not return within %lld s (deadlock)\n",
+                         what, static_cast<long long>(limit.count()));
+            std::fflush(stderr);
+            std::_Exit(1);
+          }
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the rest is built
+};
+
+// A mock card beside the CUDA devices (the core's staged copies between
+// backends), whose copies run at 2 MB/s: 1 MiB takes half a second.
+class CudaSimXalWithMock : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef XAL_CUDA_TEST_BACKENDS
+    GTEST_SKIP() << "needs the mock backend";
+#else
+    if (std::getenv("XAL_CUDA_TEST_NO_DRIVER") != nullptr) {
+      GTEST_SKIP() << "this process runs the missing-driver case";
+    }
+    unsetenv("XALSIM_CUDA_FAIL");
+    const char* old_devices = std::getenv("XAL_MOCK_DEVICES");
+    const std::string saved = old_devices != nullptr ? old_devices : "";
+    setenv("XAL_MOCK_DEVICES",
+           R"([{"profile":"a100-40g","memory":"64MiB","bandwidth_gbps":0.002}])", 1);
+    xal_init_options_t options{};
+    options.struct_size = sizeof options;
+    options.backends = XAL_CUDA_TEST_BACKENDS;
+    options.validation = -1;
+    const xal_status_t init = xal_init(&options);
+    if (old_devices != nullptr) {
+      setenv("XAL_MOCK_DEVICES", saved.c_str(), 1);
+    } else {
+      unsetenv("XAL_MOCK_DEVICES");
+    }
+    ASSERT_EQ(init, XAL_SUCCESS) << last_error().message;
+    initialised_ = true;
+    cuda_ = first_device_of("cuda");
+    mock_ = first_device_of("mock");
+    ASSERT_NE(cuda_, nullptr);
+    ASSERT_NE(mock_, nullptr);
+    in_.resize(kBytes);
+    for (size_t i = 0; i < kBytes; ++i) in_[i] = static_cast<uint8_t>(i * 29 + 3);
+    ASSERT_EQ(xal_mem_alloc(mock_, kBytes, &src_), XAL_SUCCESS) << last_error().message;
+    ASSERT_EQ(xal_mem_alloc(cuda_, kBytes, &dst_), XAL_SUCCESS) << last_error().message;
+    ASSERT_EQ(xal_stream_create(mock_, 0, &mock_stream_), XAL_SUCCESS);
+    ASSERT_EQ(xal_event_create(mock_, 0, &filled_), XAL_SUCCESS);
+#endif
+  }
+  void TearDown() override {
+    if (initialised_) {
+      EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+    }
+  }
+
+  // Queues on `stream` (of the CUDA device) a wait for the mock card's slow
+  // fill of the source, then the staged copy to the CUDA device: the copy's
+  // gate, a host function on the stream, lets a core thread make the core's
+  // staging stream on the CUDA device (its first use) and copy.
+  void queue_staged_copy(xal_stream_t stream) {
+    ASSERT_EQ(xal_memcpy_htod(mock_stream_, src_, in_.data(), kBytes), XAL_SUCCESS)
+        << last_error().message;
+    ASSERT_EQ(xal_event_record(filled_, mock_stream_), XAL_SUCCESS);
+    ASSERT_EQ(xal_stream_wait_event(stream, filled_), XAL_SUCCESS) << last_error().message;
+    ASSERT_EQ(xal_memcpy_peer(stream, cuda_, dst_, mock_, src_, kBytes), XAL_SUCCESS)
+        << last_error().message;
+  }
+
+  // The CUDA device holds what the mock card was filled with.
+  void expect_copied() {
+    std::vector<uint8_t> out(kBytes, 0);
+    xal_stream_t check = nullptr;
+    ASSERT_EQ(xal_stream_create(cuda_, 0, &check), XAL_SUCCESS);
+    ASSERT_EQ(xal_memcpy_dtoh(check, out.data(), dst_, kBytes), XAL_SUCCESS);
+    ASSERT_EQ(xal_stream_synchronize(check), XAL_SUCCESS);
+    EXPECT_EQ(in_, out);
+    EXPECT_EQ(xal_stream_destroy(check), XAL_SUCCESS);
+  }
+
+  // The first device of `backend`, or null.
+  static xal_device_t first_device_of(const char* backend) {
+    uint32_t count = 0;
+    if (xal_device_count(&count) != XAL_SUCCESS) return nullptr;
+    for (uint32_t i = 0; i < count; ++i) {
+      xal_device_t d = nullptr;
+      xal_device_properties_t p{};
+      p.struct_size = sizeof p;
+      if (xal_device_get(i, &d) == XAL_SUCCESS &&
+          xal_device_get_properties(d, &p) == XAL_SUCCESS &&
+          std::strcmp(p.backend, backend) == 0) {
+        return d;
+      }
+    }
+    return nullptr;
+  }
+
+  static constexpr size_t kBytes = size_t{1} << 20;
+  bool initialised_ = false;
+  xal_device_t cuda_ = nullptr;
+  xal_device_t mock_ = nullptr;
+  std::vector<uint8_t> in_;
+  xal_devptr_t src_ = 0;
+  xal_devptr_t dst_ = 0;
+  xal_stream_t mock_stream_ = nullptr;
+  xal_event_t filled_ = nullptr;
+};
+
+// The stream destroyed at once: the destroy waits for the stream without
+// holding the device's lock, so that the copy's thread makes its staging
+// stream there (it deadlocked), and the copy arrives.
+TEST_F(CudaSimXalWithMock, DestroyingAStreamWithAStagedCopyQueued) {
+  xal_stream_t stream = nullptr;
+  ASSERT_EQ(xal_stream_create(cuda_, 0, &stream), XAL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(queue_staged_copy(stream));
+  {
+    const Watchdog watchdog("xal_stream_destroy", std::chrono::seconds(30));
+    EXPECT_EQ(xal_stream_destroy(stream), XAL_SUCCESS) << last_error().message;
+  }
+  expect_copied();
+}
+
+// An event recorded behind the copy and destroyed at once: the simulated
+// driver's cuEventDestroy waits for the event's last record, which waits
+// for the copy; the destroy does not hold the device's lock meanwhile.
+TEST_F(CudaSimXalWithMock, DestroyingAnEventRecordedAfterAStagedCopy) {
+  xal_stream_t stream = nullptr;
+  xal_event_t copied = nullptr;
+  ASSERT_EQ(xal_stream_create(cuda_, 0, &stream), XAL_SUCCESS);
+  ASSERT_EQ(xal_event_create(cuda_, 0, &copied), XAL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(queue_staged_copy(stream));
+  ASSERT_EQ(xal_event_record(copied, stream), XAL_SUCCESS);
+  {
+    const Watchdog watchdog("xal_event_destroy", std::chrono::seconds(30));
+    EXPECT_EQ(xal_event_destroy(copied), XAL_SUCCESS) << last_error().message;
+  }
+  EXPECT_EQ(xal_stream_synchronize(stream), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(xal_stream_destroy(stream), XAL_SUCCESS);
+  expect_copied();
+}
+
+// The same through a reset of the CUDA device (which destroys the stream),
+// and staged copies to the device work afterwards (the staging stream the
+// copy made while the reset released the device's objects went too, not
+// left behind, dead, for the next copies).
+TEST_F(CudaSimXalWithMock, ResettingTheDeviceWithAStagedCopyQueued) {
+  xal_stream_t stream = nullptr;
+  ASSERT_EQ(xal_stream_create(cuda_, 0, &stream), XAL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(queue_staged_copy(stream));
+  {
+    const Watchdog watchdog("xal_device_reset", std::chrono::seconds(30));
+    EXPECT_EQ(xal_device_reset(cuda_), XAL_SUCCESS) << last_error().message;
+  }
+  ASSERT_EQ(xal_mem_alloc(cuda_, kBytes, &dst_), XAL_SUCCESS) << last_error().message;
+  for (size_t i = 0; i < kBytes; ++i) in_[i] = static_cast<uint8_t>(i * 7 + 1);
+  ASSERT_EQ(xal_stream_create(cuda_, 0, &stream), XAL_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(queue_staged_copy(stream));
+  EXPECT_EQ(xal_stream_synchronize(stream), XAL_SUCCESS) << last_error().message;
+  expect_copied();
 }
 
 // Run with XAL_CUDA_DRIVER=/nonexistent: the CUDA backend is listed as
