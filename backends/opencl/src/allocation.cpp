@@ -74,15 +74,17 @@ xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes, xal_devptr_t* out_pt
 xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
   const xal_backend_services_t* s = device->backend->services;
   return guarded(s, "mem_free", [&]() -> xal_status_t {
-    cl_mem mem = device->memory->erase(ptr);
-    if (mem == nullptr) {
+    // OpenCL keeps the buffer until queued commands that use it finish. The
+    // address stays live when the release fails: the core retries the free.
+    xal_backend_s& b = *device->backend;
+    const std::optional<cl_int> rc = device->memory->release(
+        ptr, [&b](cl_mem mem) { return b.releases().release(b.api(), mem); });
+    if (!rc) {
       return report(s, XAL_ERROR_INVALID_ARGUMENT,
                     "mem_free: " + hex(ptr) + " is not a live allocation of '" +
                         device->info.name + "'");
     }
-    // OpenCL keeps the buffer until queued commands that use it finish.
-    const cl_int rc = device->backend->releases.release(device->backend->api(), mem);
-    if (rc != CL_SUCCESS) return report_cl(s, rc, "clReleaseMemObject");
+    if (*rc != CL_SUCCESS) return report_cl(s, *rc, "clReleaseMemObject");
     return XAL_SUCCESS;
   });
 }
@@ -163,7 +165,7 @@ xal_status_t host_free(xal_backend_t* backend, void* ptr) {
     const ClApi& api = backend->api();
     cl_int rc = api.clEnqueueUnmapMemObject(h.queue, h.mem, ptr, 0, nullptr, nullptr);
     if (rc == CL_SUCCESS) rc = api.clFinish(h.queue);
-    backend->releases.release(api, h.mem);
+    backend->releases().release(api, h.mem);
     if (rc != CL_SUCCESS) return report_cl(s, rc, "clEnqueueUnmapMemObject");
     return XAL_SUCCESS;
   });

@@ -3,6 +3,7 @@
 // left at shutdown.
 #pragma once
 
+#include "command_log.h"
 #include "deferred_release.h"
 #include "device.h"
 #include "dynamic_symbols.h"
@@ -17,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -67,6 +69,16 @@ struct Platform {
   size_t device_count = 0;
 };
 
+// What OpenCL callbacks and host-function threads touch, shared
+// (shared_ptr) with them so that one that runs after stream_destroy or
+// backend_shutdown finds it alive: a copy of the entry points (the library
+// is never unloaded, see README) and the held-back buffer releases.
+struct CallbackShared {
+  explicit CallbackShared(const ClApi& loaded) : api(loaded) {}
+  const ClApi api;
+  DeferredReleases releases;
+};
+
 struct HostAllocation {
   cl_mem mem = nullptr;       // CL_MEM_ALLOC_HOST_PTR buffer, mapped
   cl_command_queue queue = nullptr;
@@ -94,12 +106,13 @@ struct xal_bdevice_s {
 struct xal_bstream_s {
   xal_bdevice_s* device = nullptr;
   cl_command_queue queue = nullptr;
-  std::mutex worker_mutex;
-  std::unique_ptr<xal::opencl::HostWorker> worker;  // started at first use
-  // Guards `last` and is held across each enqueue and the update of `last`
-  // (see submit()), so that `last` is always the newest command.
-  std::mutex submit_mutex;
-  cl_event last = nullptr;  // the last command enqueued, for query/synchronize
+  std::mutex worker_mutex;  // guards `worker`
+  // Runs the host functions; started at first use, shared with the marker
+  // callbacks that post to it.
+  std::shared_ptr<xal::opencl::HostWorker> worker;
+  // The commands not yet known complete and an unreported failure; every
+  // enqueue goes through it (see submit()).
+  std::shared_ptr<xal::opencl::CommandLog> log;
 };
 
 struct xal_bevent_s {
@@ -138,10 +151,12 @@ struct xal_backend_s {
   xal::opencl::Registry<xal_bmodule_s> modules;
   std::mutex host_mutex;
   std::unordered_map<void*, xal::opencl::HostAllocation> host_allocations;
-  // Buffer releases wait while a host-function gate or wait bridge is unset.
-  xal::opencl::DeferredReleases releases;
+  // Set after the library is loaded. Its `releases`: buffer releases wait
+  // while a host-function gate or wait bridge is unset.
+  std::shared_ptr<xal::opencl::CallbackShared> shared;
 
   const xal::opencl::ClApi& api() const { return library.api(); }
+  xal::opencl::DeferredReleases& releases() const { return shared->releases; }
 
   // The device whose address range holds `ptr`, or NULL.
   xal_bdevice_s* device_of(xal_devptr_t ptr) const {
@@ -184,28 +199,21 @@ void release_stream(xal_bstream_s& stream);
 void release_event(xal_bevent_s& event);
 void release_module(xal_bmodule_s& module);
 
-// Runs `enqueue(cl_event* ev)`, which enqueues one or more commands on
-// stream.queue and returns a CL code, storing the event of its last command
-// in *ev (or leaving it NULL), and keeps that event as the stream's last
-// command. Both happen under stream.submit_mutex, so that with threads
-// submitting to one stream `last` is never an older command than one
-// already enqueued. Returns enqueue's code. Thread-safe; `enqueue` must not
-// submit to the same stream again.
+// Enqueues one submission on stream.queue through the stream's command log
+// (see CommandLog::submit): `enqueue` returns a CL code and takes either a
+// CommandLog::Batch& (a submission of several commands: each takes its event
+// slot from batch.next()) or a cl_event* (one command: the slot of its
+// event). Returns enqueue's code. Thread-safe; `enqueue` must not submit to
+// the same stream again.
 template <typename F>
 cl_int submit(xal_bstream_s& stream, F&& enqueue) {
-  cl_event ev = nullptr;
-  cl_event old = nullptr;
-  cl_int rc = CL_SUCCESS;
-  {
-    std::lock_guard lock(stream.submit_mutex);
-    rc = enqueue(&ev);
-    if (ev != nullptr) {
-      old = stream.last;
-      stream.last = ev;
+  return stream.log->submit([&](CommandLog::Batch& batch) -> cl_int {
+    if constexpr (std::is_invocable_v<F&, cl_event*>) {
+      return enqueue(batch.next());
+    } else {
+      return enqueue(batch);
     }
-  }
-  if (old != nullptr) stream.device->backend->api().clReleaseEvent(old);
-  return rc;
+  });
 }
 
 // The CL error a command ended with (its execution status when negative),

@@ -2,6 +2,8 @@
 #include "backend.h"
 #include "entries.h"
 
+#include <memory>
+
 namespace xal::opencl {
 namespace {
 
@@ -20,19 +22,20 @@ cl_int execution_status(const ClApi& api, cl_event ev, cl_int& status) {
 }
 
 // A user event of one context that the completion of an event of another
-// context opens.
+// context opens. Touches only what it shares: the callback may run after
+// backend_shutdown (the waiting queue finishes as soon as the gate is set).
 struct Bridge {
-  const ClApi* api = nullptr;
-  DeferredReleases* releases = nullptr;
+  std::shared_ptr<CallbackShared> shared;
   cl_event gate = nullptr;
 };
 
 // Opens the gate; owns and frees `data`, a Bridge.
 void CL_CALLBACK open_gate(cl_event, cl_int, void* data) {
   std::unique_ptr<Bridge> bridge(static_cast<Bridge*>(data));
-  bridge->api->clSetUserEventStatus(bridge->gate, CL_COMPLETE);
-  bridge->releases->gate_set(*bridge->api);
-  bridge->api->clReleaseEvent(bridge->gate);
+  const ClApi& api = bridge->shared->api;
+  api.clSetUserEventStatus(bridge->gate, CL_COMPLETE);
+  bridge->shared->releases.gate_set(api);
+  api.clReleaseEvent(bridge->gate);
 }
 
 }  // namespace
@@ -105,20 +108,21 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
     } else {
       // Events of another context cannot be waited on directly: bridge
       // through a user event of this context that ev's completion opens.
-      cl_event gate = api.clCreateUserEvent(stream->device->context, &rc);
+      xal_backend_s& b = *stream->device->backend;
+      DeferredReleases& releases = b.releases();
+      auto bridge = std::make_unique<Bridge>(Bridge{b.shared, nullptr});
+      cl_event gate = releases.create_gate(api, stream->device->context, &rc);
       if (rc != CL_SUCCESS) {
         api.clReleaseEvent(ev);
         return report_cl(s, rc, "clCreateUserEvent");
       }
-      DeferredReleases& releases = stream->device->backend->releases;
-      releases.gate_created();
+      bridge->gate = gate;
       rc = submit(*stream, [&](cl_event* barrier) {
         return api.clEnqueueBarrierWithWaitList(stream->queue, 1, &gate, barrier);
       });
       if (rc == CL_SUCCESS) {
-        auto bridge = std::make_unique<Bridge>(Bridge{&api, &releases, gate});
         rc = api.clSetEventCallback(ev, CL_COMPLETE, open_gate, bridge.get());
-        if (rc == CL_SUCCESS) bridge.release();
+        if (rc == CL_SUCCESS) bridge.release();  // owned by the callback now
       }
       api.clReleaseEvent(ev);
       if (rc != CL_SUCCESS) {

@@ -4,21 +4,25 @@ namespace xal::opencl {
 
 HostWorker::HostWorker() : thread_([this] { run(); }) {}
 
-HostWorker::~HostWorker() {
+HostWorker::~HostWorker() { stop(); }
+
+bool HostWorker::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) return false;
+    tasks_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+  return true;
+}
+
+void HostWorker::stop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   cv_.notify_all();
-  thread_.join();
-}
-
-void HostWorker::post(std::function<void()> task) {
-  {
-    std::lock_guard lock(mutex_);
-    tasks_.push_back(std::move(task));
-  }
-  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
 }
 
 void HostWorker::run() {

@@ -11,16 +11,22 @@
 
 namespace xal::opencl {
 
+// Shared (shared_ptr) by its stream and the marker callbacks that post to
+// it, which may run after the stream is gone. Thread-safe.
 class HostWorker {
  public:
   HostWorker();
-  // Runs the tasks still queued, then joins the thread.
+  // stop(). Must not run on the worker thread (its stream stops it first).
   ~HostWorker();
   HostWorker(const HostWorker&) = delete;
   HostWorker& operator=(const HostWorker&) = delete;
 
-  // Queues `task`. Thread-safe; callable from an OpenCL callback.
-  void post(std::function<void()> task);
+  // Queues `task`; false (and `task` is not run) once stop() began.
+  // Callable from an OpenCL callback.
+  bool post(std::function<void()> task);
+  // Runs the tasks still queued, then joins the thread. Idempotent; not
+  // from the worker thread.
+  void stop();
 
  private:
   void run();

@@ -50,15 +50,21 @@ void AddressSpace::release_range(uint64_t start, uint64_t length) {
   free_.emplace(start, length);
 }
 
+void AddressSpace::erase_locked(std::map<uint64_t, Allocation>::iterator it) {
+  const uint64_t start = it->first;
+  const Allocation a = it->second;
+  live_.erase(it);
+  allocated_ -= a.bytes;
+  release_range(start, a.reserved);
+}
+
 cl_mem AddressSpace::erase(xal_devptr_t ptr) {
   std::unique_lock lock(mutex_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return nullptr;
-  const Allocation a = it->second;
-  live_.erase(it);
-  allocated_ -= a.bytes;
-  release_range(ptr, a.reserved);
-  return a.mem;
+  const cl_mem mem = it->second.mem;
+  erase_locked(it);
+  return mem;
 }
 
 std::optional<Resolved> AddressSpace::resolve(xal_devptr_t ptr, uint64_t bytes) const {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <vector>
@@ -43,6 +44,21 @@ class AddressSpace {
   // caller releases it) or nullptr when no allocation starts there.
   cl_mem erase(xal_devptr_t ptr);
 
+  // Releases the allocation that starts at `ptr` with `release_mem(cl_mem)`,
+  // which returns a CL code, and removes it only when that succeeds (else
+  // it stays live, so that the free can be retried). Under the lock, so
+  // that two calls never release one buffer twice. nullopt when no
+  // allocation starts at `ptr`.
+  template <typename F>
+  std::optional<cl_int> release(xal_devptr_t ptr, F&& release_mem) {
+    std::unique_lock lock(mutex_);
+    auto it = live_.find(ptr);
+    if (it == live_.end()) return std::nullopt;
+    const cl_int rc = release_mem(it->second.mem);
+    if (rc == CL_SUCCESS) erase_locked(it);
+    return rc;
+  }
+
   // (cl_mem, offset) for [ptr, ptr+bytes) when it lies inside one live
   // allocation, else nullopt.
   std::optional<Resolved> resolve(xal_devptr_t ptr, uint64_t bytes) const;
@@ -64,6 +80,8 @@ class AddressSpace {
     uint64_t reserved;  // rounded to the alignment
   };
   void release_range(uint64_t start, uint64_t length);  // needs unique lock
+  // Removes `it` from the live allocations (needs unique lock).
+  void erase_locked(std::map<uint64_t, Allocation>::iterator it);
 
   const uint64_t base_;
   const uint64_t size_;

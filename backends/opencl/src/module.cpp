@@ -195,7 +195,7 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
     std::lock_guard lock(kernel->mutex);
     std::vector<cl_mem> sub_buffers;
     auto release_subs = [&] {
-      for (cl_mem m : sub_buffers) stream->device->backend->releases.release(api, m);
+      for (cl_mem m : sub_buffers) stream->device->backend->releases().release(api, m);
     };
     for (size_t i = 0; i < arg_count; ++i) {
       const size_t size = config->arg_sizes[i];

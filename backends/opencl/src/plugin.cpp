@@ -30,7 +30,7 @@ void destroy(xal_backend_s& b) {
   for (auto& m : b.modules.take_all()) release_module(*m);
   for (auto& s : b.streams.take_all()) release_stream(*s);
   for (auto& e : b.events.take_all()) release_event(*e);
-  b.releases.release_all(api);
+  if (b.shared) b.shared->releases.release_all(api);
   {
     std::lock_guard lock(b.host_mutex);
     for (auto& [ptr, h] : b.host_allocations) {
@@ -152,6 +152,7 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
     if (!b->library.load(path, error)) {
       return report(s, XAL_ERROR_BACKEND_UNAVAILABLE, error);
     }
+    b->shared = std::make_shared<CallbackShared>(b->api());
     std::vector<cl_platform_id> platforms;
     cl_int rc = list_platforms(b->api(), platforms);
     if (rc == CL_PLATFORM_NOT_FOUND_KHR || (rc == CL_SUCCESS && platforms.empty())) {

@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "entries.h"
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -10,50 +11,50 @@ namespace {
 
 // A host function in flight: the marker that says the stream reached it,
 // and the user event that holds the stream's later work back until fn
-// has returned.
+// has returned. Owned by the marker's callback once that is set, then by
+// the worker's queue; it touches only what it shares, never the stream or
+// the instance, which may be gone when a late callback runs.
 struct HostFuncTask {
-  const ClApi* api = nullptr;
-  HostWorker* worker = nullptr;
-  DeferredReleases* releases = nullptr;
+  std::shared_ptr<CallbackShared> shared;
+  std::shared_ptr<HostWorker> worker;
   void (*fn)(void*) = nullptr;
   void* user = nullptr;
-  cl_event gate = nullptr;    // user event
-  cl_event marker = nullptr;
+  cl_event gate = nullptr;    // user event, counted by shared->releases
+  cl_event marker = nullptr;  // a reference of the task's own
+
+  // Opens the gate and drops the task's events.
+  void finish() {
+    const ClApi& api = shared->api;
+    api.clSetUserEventStatus(gate, CL_COMPLETE);
+    shared->releases.gate_set(api);
+    api.clReleaseEvent(gate);
+    if (marker != nullptr) api.clReleaseEvent(marker);
+  }
 };
 
 void run_task(std::unique_ptr<HostFuncTask> task) {
   task->fn(task->user);
-  task->api->clSetUserEventStatus(task->gate, CL_COMPLETE);
-  task->releases->gate_set(*task->api);
-  task->api->clReleaseEvent(task->gate);
-  task->api->clReleaseEvent(task->marker);
+  task->finish();
 }
 
 // Runs on an OpenCL runtime thread: hands the work to the stream's worker
-// so that fn never blocks the runtime.
+// so that fn never blocks the runtime. When the worker was stopped (the
+// stream was released although its clFinish failed, see release_stream)
+// fn is not run: only the gate is opened.
 void CL_CALLBACK on_marker(cl_event, cl_int, void* data) {
   auto* raw = static_cast<HostFuncTask*>(data);
-  HostWorker* worker = raw->worker;
-  worker->post([raw] { run_task(std::unique_ptr<HostFuncTask>(raw)); });
+  const std::shared_ptr<HostWorker> worker = raw->worker;  // alive through post
+  bool posted = false;
+  try {
+    posted = worker->post([raw] { run_task(std::unique_ptr<HostFuncTask>(raw)); });
+  } catch (...) {
+    posted = false;  // out of memory: abandoned as below
+  }
+  if (!posted) std::unique_ptr<HostFuncTask>(raw)->finish();
 }
 
-// The stream's last command, retained for use outside the lock (NULL if
-// nothing was enqueued). The caller releases it.
-cl_event retained_last(xal_bstream_s& stream) {
-  std::lock_guard lock(stream.submit_mutex);
-  if (stream.last != nullptr) stream.device->backend->api().clRetainEvent(stream.last);
-  return stream.last;
-}
-
-// clFinish's error, else the error the command `last` (retained, may be
-// NULL; released here) failed with. A command that failed is not reported
-// by clFinish, only by its event's execution status.
-cl_int finish(const ClApi& api, cl_command_queue queue, cl_event last) {
-  cl_int rc = api.clFinish(queue);
-  if (rc == CL_SUCCESS) rc = command_error(api, last);
-  if (last != nullptr) api.clReleaseEvent(last);
-  return rc;
-}
+// The name of a stream's failure for report_cl.
+constexpr const char* kCommandFailed = "a command of the stream failed";
 
 }  // namespace
 
@@ -67,10 +68,11 @@ cl_int command_error(const ClApi& api, cl_event ev) {
 
 void release_stream(xal_bstream_s& stream) {
   const ClApi& api = stream.device->backend->api();
-  api.clFinish(stream.queue);  // also waits for host functions
+  api.clFinish(stream.queue);  // also waits for host functions (their gates)
+  // Runs what was posted; a marker that completes later finds it stopped.
+  if (stream.worker) stream.worker->stop();
   stream.worker.reset();
-  if (stream.last != nullptr) api.clReleaseEvent(stream.last);
-  stream.last = nullptr;
+  stream.log.reset();  // a device_synchronize may still hold it
   api.clReleaseCommandQueue(stream.queue);
   stream.queue = nullptr;
 }
@@ -85,6 +87,7 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags, xal_bstream_t*
         device->info.profiling ? CL_QUEUE_PROFILING_ENABLE : 0;
     auto stream = std::make_unique<xal_bstream_s>();
     stream->device = device;
+    stream->log = std::make_shared<CommandLog>(api);
     stream->queue = api.clCreateCommandQueue(device->context, device->id, props, &rc);
     if (rc != CL_SUCCESS) return report_cl(s, rc, "clCreateCommandQueue");
     *out = device->backend->streams.add(std::move(stream));
@@ -97,24 +100,16 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
   return guarded(b->services, "stream_destroy", [&]() -> xal_status_t {
     std::unique_ptr<xal_bstream_s> owned = b->streams.remove(stream);
     if (!owned) return report(b->services, XAL_ERROR_INVALID_HANDLE, "stream_destroy: unknown stream");
-    const ClApi& api = b->api();
-    // A command that failed is reported (a failing clFinish is not: the
-    // stream is destroyed all the same, as it could not be later).
-    cl_event last = retained_last(*owned);
+    // A command that failed and was not yet reported is reported (a failing
+    // clFinish is not: the stream is destroyed all the same, as it could
+    // not be later).
     const cl_int failed =
-        api.clFinish(owned->queue) == CL_SUCCESS ? command_error(api, last) : CL_SUCCESS;
-    if (last != nullptr) api.clReleaseEvent(last);
+        b->api().clFinish(owned->queue) == CL_SUCCESS ? owned->log->collect() : CL_SUCCESS;
     if (failed != CL_SUCCESS) {
       // The stream stays (the core keeps its handle for a retry); the
-      // failure is reported once, so that the retry destroys it.
-      cl_event failed_last = nullptr;
-      {
-        std::lock_guard lock(owned->submit_mutex);
-        std::swap(failed_last, owned->last);
-      }
-      if (failed_last != nullptr) api.clReleaseEvent(failed_last);
+      // failure was reported, hence cleared, so the retry destroys it.
       b->streams.add(std::move(owned));
-      return report_cl(b->services, failed, "stream_destroy", "a command of the stream failed");
+      return report_cl(b->services, failed, "stream_destroy", kCommandFailed);
     }
     release_stream(*owned);
     return XAL_SUCCESS;
@@ -124,26 +119,21 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
 xal_status_t stream_synchronize(xal_bstream_t* stream) {
   const xal_backend_services_t* s = stream->device->backend->services;
   return guarded(s, "stream_synchronize", [&]() -> xal_status_t {
-    const ClApi& api = stream->device->backend->api();
-    const cl_int rc = finish(api, stream->queue, retained_last(*stream));
-    return rc == CL_SUCCESS ? XAL_SUCCESS
-                            : report_cl(s, rc, "stream_synchronize", "a command of the stream failed");
+    const cl_int rc = stream->device->backend->api().clFinish(stream->queue);
+    if (rc != CL_SUCCESS) return report_cl(s, rc, "clFinish", "stream_synchronize");
+    const cl_int failed = stream->log->collect();
+    return failed == CL_SUCCESS ? XAL_SUCCESS
+                                : report_cl(s, failed, "stream_synchronize", kCommandFailed);
   });
 }
 
 xal_status_t stream_query(xal_bstream_t* stream) {
   const xal_backend_services_t* s = stream->device->backend->services;
   return guarded(s, "stream_query", [&]() -> xal_status_t {
-    const ClApi& api = stream->device->backend->api();
-    cl_event last = retained_last(*stream);
-    if (last == nullptr) return XAL_SUCCESS;  // nothing was ever enqueued
-    cl_int status = CL_QUEUED;
-    const cl_int rc = api.clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                         sizeof(status), &status, nullptr);
-    api.clReleaseEvent(last);
-    if (rc != CL_SUCCESS) return report_cl(s, rc, "clGetEventInfo");
-    if (status < 0) return report_cl(s, status, "stream_query", "a command of the stream failed");
-    return status == CL_COMPLETE ? XAL_SUCCESS : XAL_NOT_READY;
+    bool busy = false;
+    const cl_int failed = stream->log->collect(&busy);
+    if (failed != CL_SUCCESS) return report_cl(s, failed, "stream_query", kCommandFailed);
+    return busy ? XAL_NOT_READY : XAL_SUCCESS;
   });
 }
 
@@ -151,16 +141,20 @@ xal_status_t device_synchronize(xal_bdevice_t* device) {
   xal_backend_s* b = device->backend;
   return guarded(b->services, "device_synchronize", [&]() -> xal_status_t {
     const ClApi& api = b->api();
-    // Each stream's queue and last command, retained.
-    std::vector<std::pair<cl_command_queue, cl_event>> queues;
+    // Each stream's queue (retained) and command log: a stream destroyed
+    // meanwhile leaves both alive.
+    std::vector<std::pair<cl_command_queue, std::shared_ptr<CommandLog>>> queues;
     b->streams.for_each([&](xal_bstream_s& s) {
       if (s.device == device && api.clRetainCommandQueue(s.queue) == CL_SUCCESS) {
-        queues.emplace_back(s.queue, retained_last(s));
+        queues.emplace_back(s.queue, s.log);
       }
     });
+    // The first failure is reported; those of the other streams are
+    // cleared with it (one report per call).
     cl_int first = CL_SUCCESS;
-    for (auto [q, last] : queues) {
-      const cl_int rc = finish(api, q, last);
+    for (const auto& [q, log] : queues) {
+      cl_int rc = api.clFinish(q);
+      if (rc == CL_SUCCESS) rc = log->collect();
       if (first == CL_SUCCESS) first = rc;
       api.clReleaseCommandQueue(q);
     }
@@ -176,32 +170,32 @@ xal_status_t stream_enqueue_host_func(xal_bstream_t* stream, void (*fn)(void*), 
   const xal_backend_services_t* s = stream->device->backend->services;
   return guarded(s, "stream_enqueue_host_func", [&]() -> xal_status_t {
     if (fn == nullptr) return report(s, XAL_ERROR_INVALID_ARGUMENT, "host func is NULL");
-    const ClApi& api = stream->device->backend->api();
-    HostWorker* worker = nullptr;
+    xal_backend_s& b = *stream->device->backend;
+    const ClApi& api = b.api();
+    auto task = std::make_unique<HostFuncTask>();
     {
       std::lock_guard lock(stream->worker_mutex);
-      if (!stream->worker) stream->worker = std::make_unique<HostWorker>();
-      worker = stream->worker.get();
+      if (!stream->worker) stream->worker = std::make_shared<HostWorker>();
+      task->worker = stream->worker;
     }
-    auto task = std::make_unique<HostFuncTask>();
-    task->api = &api;
-    task->worker = worker;
-    task->releases = &stream->device->backend->releases;
+    task->shared = b.shared;
     task->fn = fn;
     task->user = user;
     cl_int rc = CL_SUCCESS;
-    task->gate = api.clCreateUserEvent(stream->device->context, &rc);
+    task->gate = b.releases().create_gate(api, stream->device->context, &rc);
     if (rc != CL_SUCCESS) return report_cl(s, rc, "clCreateUserEvent");
-    task->releases->gate_created();
     const char* failed = nullptr;
-    rc = submit(*stream, [&](cl_event* barrier) {
-      cl_int r = api.clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, &task->marker);
+    rc = submit(*stream, [&](CommandLog::Batch& batch) {
+      cl_event* marker = batch.next();
+      cl_int r = api.clEnqueueMarkerWithWaitList(stream->queue, 0, nullptr, marker);
       if (r != CL_SUCCESS) {
         failed = "clEnqueueMarkerWithWaitList";
         return r;
       }
+      api.clRetainEvent(*marker);
+      task->marker = *marker;
       // Later work waits for the gate, which the worker opens after fn.
-      r = api.clEnqueueBarrierWithWaitList(stream->queue, 1, &task->gate, barrier);
+      r = api.clEnqueueBarrierWithWaitList(stream->queue, 1, &task->gate, batch.next());
       if (r != CL_SUCCESS) {
         failed = "clEnqueueBarrierWithWaitList";
         return r;
@@ -216,14 +210,15 @@ xal_status_t stream_enqueue_host_func(xal_bstream_t* stream, void (*fn)(void*), 
     });
     if (rc != CL_SUCCESS) {
       // Never leave the queue blocked on a gate nobody opens.
-      api.clSetUserEventStatus(task->gate, CL_COMPLETE);
-      task->releases->gate_set(api);
-      api.clReleaseEvent(task->gate);
-      if (task->marker != nullptr) api.clReleaseEvent(task->marker);
+      task->finish();
       return report_cl(s, rc, failed);
     }
+    // fn is committed (it will run, and may free `user`): from here the
+    // call succeeds, and a failing flush is the stream's failure, reported
+    // by its next synchronize, query or destroy.
     rc = api.clFlush(stream->queue);
-    return rc == CL_SUCCESS ? XAL_SUCCESS : report_cl(s, rc, "clFlush");
+    if (rc != CL_SUCCESS) stream->log->fail(rc);
+    return XAL_SUCCESS;
   });
 }
 

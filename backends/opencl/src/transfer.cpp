@@ -31,7 +31,9 @@ constexpr size_t kMaxOverlapPieces = 16;
 cl_int copy_in_pieces(xal_bstream_s& stream, cl_mem mem, size_t src, size_t dst, size_t bytes) {
   const ClApi& api = stream.device->backend->api();
   const size_t step = dst > src ? dst - src : src - dst;
-  return submit(stream, [&](cl_event* ev) {
+  // Every piece keeps its event: when a later one fails to enqueue, those
+  // already enqueued still run and are the stream's pending work.
+  return submit(stream, [&](CommandLog::Batch& batch) {
     cl_int rc = CL_SUCCESS;
     size_t done = 0;
     while (rc == CL_SUCCESS && done < bytes) {
@@ -39,7 +41,7 @@ cl_int copy_in_pieces(xal_bstream_s& stream, cl_mem mem, size_t src, size_t dst,
       const size_t at = dst < src ? done : bytes - done - len;
       done += len;
       rc = api.clEnqueueCopyBuffer(stream.queue, mem, mem, src + at, dst + at, len, 0, nullptr,
-                                   done == bytes ? ev : nullptr);
+                                   batch.next());
     }
     return rc;
   });
@@ -112,17 +114,17 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t s
     if (rc != CL_SUCCESS) {
       return report_cl(services_of(stream), rc, "clCreateBuffer", "staging an overlapping copy");
     }
-    rc = submit(*stream, [&](cl_event* ev) {
+    rc = submit(*stream, [&](CommandLog::Batch& batch) {
       cl_int r = api.clEnqueueCopyBuffer(stream->queue, sr.mem, staging, sr.offset, 0, bytes, 0,
-                                         nullptr, nullptr);
+                                         nullptr, batch.next());
       if (r == CL_SUCCESS) {
         r = api.clEnqueueCopyBuffer(stream->queue, staging, d.mem, 0, d.offset, bytes, 0,
-                                    nullptr, ev);
+                                    nullptr, batch.next());
       }
       return r;
     });
     // Freed by OpenCL once the copies are done.
-    stream->device->backend->releases.release(api, staging);
+    stream->device->backend->releases().release(api, staging);
     return flush(stream, rc, "clEnqueueCopyBuffer");
   });
 }

@@ -5,9 +5,9 @@
 //   no_platform    clGetPlatformIDs: CL_PLATFORM_NOT_FOUND_KHR
 //   no_device      one platform "Fake Platform" without devices
 //   context_fails  one GPU device; clCreateContext: CL_OUT_OF_HOST_MEMORY
-//   command_fails  one GPU device whose queues take markers and barriers;
-//                  every command ends with CL_OUT_OF_RESOURCES while clFinish
-//                  succeeds, and clWaitForEvents on one gives
+//   command_fails  one GPU device whose queues take markers, barriers and
+//                  copies; every command ends with CL_OUT_OF_RESOURCES while
+//                  clFinish succeeds, and clWaitForEvents on one gives
 //                  CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
 //   enqueue_race   as command_fails, but the first command of a context is
 //                  CL_COMPLETE and later ones stay CL_RUNNING; the first
@@ -19,6 +19,26 @@
 //                  clReleaseMemObject while a user event is unset (undefined
 //                  per clSetUserEventStatus) is counted; the tests read the
 //                  counts through xal_fake_opencl_counts()
+//   two_platforms  as gates, with two platforms of one device each (two
+//                  contexts), for the cross-platform wait bridge
+// In gates and two_platforms, xal_fake_opencl_set(knob, n) changes what
+// comes next (all 0 at each clCreateContext):
+//   fail_commands  the next n commands end with CL_OUT_OF_RESOURCES
+//   fail_enqueue   the nth enqueue from now (1: the next) returns
+//                  CL_OUT_OF_HOST_MEMORY and makes no command
+//   hold_commands  1: new commands stay CL_RUNNING until clFinish (or the
+//                  knob complete_all) ends them
+//   complete_all   (any n) ends the held commands, then runs the deferred
+//                  callbacks
+//   defer_callbacks 1: clSetEventCallback keeps the callback for
+//                  complete_all instead of running it at once
+//   fail_flushes   the next n clFlush return CL_OUT_OF_RESOURCES
+//   fail_finishes  the next n clFinish return CL_OUT_OF_RESOURCES
+//   fail_releases  the next n clReleaseMemObject return CL_OUT_OF_RESOURCES
+//                  and release nothing
+//   release_waits  1: the next clReleaseMemObject first waits (a second at
+//                  most) for a clCreateUserEvent, so that a gate created
+//                  while a buffer is released shows in the counts
 // Every other function (fake_opencl_stubs.cpp) returns CL_INVALID_OPERATION.
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -32,6 +52,8 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #define FAKE_EXPORT __attribute__((visibility("default")))
 
@@ -43,22 +65,32 @@ std::string mode() {
 }
 
 // Fake handles: addresses of statics, never dereferenced by the caller.
-int g_platform;
-int g_device;
-int g_context;
+// Two of each for two_platforms (index 0 otherwise).
+int g_platform[2];
+int g_device[2];
+int g_context[2];
 int g_queue;
 
 bool runs_commands() {
   const std::string m = mode();
-  return m == "command_fails" || m == "enqueue_race" || m == "gates";
+  return m == "command_fails" || m == "enqueue_race" || m == "gates" || m == "two_platforms";
 }
+
+// Commands complete and resources are counted (gates, two_platforms).
+bool gates_like() {
+  const std::string m = mode();
+  return m == "gates" || m == "two_platforms";
+}
+
+int platform_count() { return mode() == "two_platforms" ? 2 : 1; }
 
 }  // namespace
 
 // A command's event, reference counted.
 struct _cl_event {
   std::atomic<int> refs{1};
-  cl_int status = CL_COMPLETE;
+  std::atomic<cl_int> status{CL_COMPLETE};
+  cl_int final_status = CL_COMPLETE;  // once a held command ends
 };
 
 namespace {
@@ -68,12 +100,96 @@ std::mutex g_mutex;
 std::condition_variable g_flushed;
 int g_commands = 0;
 int g_flushes = 0;
-// gates: user events not yet set, live buffers, releases while one was unset.
+// gates: user events not yet set, live buffers, releases while one was
+// unset, releases waiting for a user event (release_waits), user events
+// created.
 int g_unset_user_events = 0;
 int g_live_buffers = 0;
 int g_bad_releases = 0;
+int g_waiting_releases = 0;
+int g_user_events_created = 0;
+std::condition_variable g_user_event_created;
+
+// The knobs of xal_fake_opencl_set, under g_mutex.
+struct Knobs {
+  int fail_commands = 0;
+  int fail_enqueue = 0;
+  bool hold_commands = false;
+  bool defer_callbacks = false;
+  int fail_flushes = 0;
+  int fail_finishes = 0;
+  int fail_releases = 0;
+  bool release_waits = false;
+};
+Knobs g_knobs;
+std::vector<cl_event> g_held;  // held commands, one reference each
+struct Deferred {
+  void(CL_CALLBACK* fn)(cl_event, cl_int, void*);
+  cl_event ev;  // one reference
+  void* user;
+};
+std::vector<Deferred> g_deferred;
+
+// Counts down a "next n" knob under g_mutex; true when it fires.
+bool take(int& knob) {
+  if (knob <= 0) return false;
+  --knob;
+  return true;
+}
+
+void release_event(cl_event ev) {
+  if (ev->refs.fetch_sub(1) == 1) delete ev;
+}
+
+// Ends the held commands, then runs the deferred callbacks (outside the
+// lock: they call back into the library).
+void complete_all() {
+  std::vector<cl_event> held;
+  std::vector<Deferred> deferred;
+  {
+    std::lock_guard lock(g_mutex);
+    held.swap(g_held);
+    deferred.swap(g_deferred);
+  }
+  for (cl_event ev : held) {
+    ev->status = ev->final_status;
+    release_event(ev);
+  }
+  for (const Deferred& d : deferred) {
+    d.fn(d.ev, d.ev->status, d.user);
+    release_event(d.ev);
+  }
+}
+
+// gates: an enqueue. CL_OUT_OF_HOST_MEMORY (and no command) when the
+// fail_enqueue knob says so.
+cl_int gates_command(cl_event* out) {
+  cl_int status = CL_COMPLETE;
+  bool hold = false;
+  {
+    std::lock_guard lock(g_mutex);
+    if (g_knobs.fail_enqueue > 0 && --g_knobs.fail_enqueue == 0) return CL_OUT_OF_HOST_MEMORY;
+    if (take(g_knobs.fail_commands)) status = CL_OUT_OF_RESOURCES;
+    hold = g_knobs.hold_commands;
+  }
+  auto* ev = new _cl_event;
+  ev->final_status = status;
+  ev->status = hold ? CL_RUNNING : status;
+  if (hold) {
+    ev->refs.fetch_add(1);
+    std::lock_guard lock(g_mutex);
+    g_held.push_back(ev);
+  }
+  if (out != nullptr) {
+    *out = ev;
+  } else {
+    release_event(ev);
+  }
+  return CL_SUCCESS;
+}
 
 cl_int new_command(cl_event* out) {
+  if (gates_like()) return gates_command(out);
   auto* ev = new _cl_event;
   int index = 0;
   {
@@ -82,8 +198,6 @@ cl_int new_command(cl_event* out) {
   }
   if (mode() == "command_fails") {
     ev->status = CL_OUT_OF_RESOURCES;
-  } else if (mode() == "gates") {
-    ev->status = CL_COMPLETE;
   } else {
     ev->status = index == 0 ? CL_COMPLETE : CL_RUNNING;
     if (index == 0) {
@@ -126,8 +240,11 @@ extern "C" {
 FAKE_EXPORT cl_int CL_API_CALL clGetPlatformIDs(cl_uint n, cl_platform_id* out,
                                                 cl_uint* count) {
   if (mode() == "no_platform") return CL_PLATFORM_NOT_FOUND_KHR;
-  if (count != nullptr) *count = 1;
-  if (out != nullptr && n > 0) out[0] = reinterpret_cast<cl_platform_id>(&g_platform);
+  const int platforms = platform_count();
+  if (count != nullptr) *count = static_cast<cl_uint>(platforms);
+  for (int i = 0; out != nullptr && i < platforms && static_cast<cl_uint>(i) < n; ++i) {
+    out[i] = reinterpret_cast<cl_platform_id>(&g_platform[i]);
+  }
   return CL_SUCCESS;
 }
 
@@ -141,11 +258,12 @@ FAKE_EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id, cl_platform_inf
   }
 }
 
-FAKE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id, cl_device_type, cl_uint n,
+FAKE_EXPORT cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_type, cl_uint n,
                                               cl_device_id* out, cl_uint* count) {
   if (mode() == "no_device") return CL_DEVICE_NOT_FOUND;
+  const int index = platform == reinterpret_cast<cl_platform_id>(&g_platform[1]) ? 1 : 0;
   if (count != nullptr) *count = 1;
-  if (out != nullptr && n > 0) out[0] = reinterpret_cast<cl_device_id>(&g_device);
+  if (out != nullptr && n > 0) out[0] = reinterpret_cast<cl_device_id>(&g_device[index]);
   return CL_SUCCESS;
 }
 
@@ -171,19 +289,25 @@ FAKE_EXPORT cl_int CL_API_CALL clGetDeviceInfo(cl_device_id, cl_device_info para
 }
 
 FAKE_EXPORT cl_context CL_API_CALL clCreateContext(const cl_context_properties*, cl_uint,
-                                                   const cl_device_id*,
+                                                   const cl_device_id* devices,
                                                    void(CL_CALLBACK*)(const char*, const void*,
                                                                       size_t, void*),
                                                    void*, cl_int* rc) {
   if (runs_commands()) {
+    const int index = devices[0] == reinterpret_cast<cl_device_id>(&g_device[1]) ? 1 : 0;
     std::lock_guard lock(g_mutex);
-    g_commands = 0;
-    g_flushes = 0;
-    g_unset_user_events = 0;
-    g_live_buffers = 0;
-    g_bad_releases = 0;
+    if (index == 0) {  // a new instance
+      g_commands = 0;
+      g_flushes = 0;
+      g_unset_user_events = 0;
+      g_live_buffers = 0;
+      g_bad_releases = 0;
+      g_waiting_releases = 0;
+      g_user_events_created = 0;
+      g_knobs = Knobs{};
+    }
     if (rc != nullptr) *rc = CL_SUCCESS;
-    return reinterpret_cast<cl_context>(&g_context);
+    return reinterpret_cast<cl_context>(&g_context[index]);
   }
   if (rc != nullptr) *rc = CL_OUT_OF_HOST_MEMORY;
   return nullptr;
@@ -200,11 +324,20 @@ FAKE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context, cl_dev
 
 FAKE_EXPORT cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue) { return CL_SUCCESS; }
 FAKE_EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue) { return CL_SUCCESS; }
-FAKE_EXPORT cl_int CL_API_CALL clFinish(cl_command_queue) { return CL_SUCCESS; }
+// Ends the held commands (of every queue: one is enough for the tests).
+FAKE_EXPORT cl_int CL_API_CALL clFinish(cl_command_queue) {
+  {
+    std::lock_guard lock(g_mutex);
+    if (take(g_knobs.fail_finishes)) return CL_OUT_OF_RESOURCES;
+  }
+  if (gates_like()) complete_all();
+  return CL_SUCCESS;
+}
 
 FAKE_EXPORT cl_int CL_API_CALL clFlush(cl_command_queue) {
   {
     std::lock_guard lock(g_mutex);
+    if (take(g_knobs.fail_flushes)) return CL_OUT_OF_RESOURCES;
     ++g_flushes;
   }
   g_flushed.notify_all();
@@ -221,13 +354,32 @@ FAKE_EXPORT cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue, cl
   return new_command(out);
 }
 
+// Copies move no data: buffers have no contents here.
+FAKE_EXPORT cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue, cl_mem, cl_bool, size_t,
+                                                   size_t, void*, cl_uint, const cl_event*,
+                                                   cl_event* out) {
+  return new_command(out);
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue, cl_mem, cl_bool, size_t,
+                                                    size_t, const void*, cl_uint,
+                                                    const cl_event*, cl_event* out) {
+  return new_command(out);
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue, cl_mem, cl_mem, size_t,
+                                                   size_t, size_t, cl_uint, const cl_event*,
+                                                   cl_event* out) {
+  return new_command(out);
+}
+
 FAKE_EXPORT cl_int CL_API_CALL clRetainEvent(cl_event ev) {
   ev->refs.fetch_add(1);
   return CL_SUCCESS;
 }
 
 FAKE_EXPORT cl_int CL_API_CALL clReleaseEvent(cl_event ev) {
-  if (ev->refs.fetch_sub(1) == 1) delete ev;
+  release_event(ev);
   return CL_SUCCESS;
 }
 
@@ -243,7 +395,9 @@ FAKE_EXPORT cl_event CL_API_CALL clCreateUserEvent(cl_context, cl_int* rc) {
   {
     std::lock_guard lock(g_mutex);
     ++g_unset_user_events;
+    ++g_user_events_created;
   }
+  g_user_event_created.notify_all();
   if (rc != nullptr) *rc = CL_SUCCESS;
   return ev;
 }
@@ -255,10 +409,19 @@ FAKE_EXPORT cl_int CL_API_CALL clSetUserEventStatus(cl_event ev, cl_int status) 
   return CL_SUCCESS;
 }
 
-// Commands are complete when enqueued: the callback runs at once.
+// Commands are complete when enqueued: the callback runs at once, unless
+// defer_callbacks keeps it for complete_all.
 FAKE_EXPORT cl_int CL_API_CALL clSetEventCallback(cl_event ev, cl_int,
                                                   void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
                                                   void* user) {
+  {
+    std::lock_guard lock(g_mutex);
+    if (g_knobs.defer_callbacks) {
+      ev->refs.fetch_add(1);
+      g_deferred.push_back(Deferred{fn, ev, user});
+      return CL_SUCCESS;
+    }
+  }
   fn(ev, ev->status, user);
   return CL_SUCCESS;
 }
@@ -274,20 +437,50 @@ FAKE_EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context, cl_mem_flags, size_t, 
 }
 
 FAKE_EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
+  std::unique_lock lock(g_mutex);
+  if (take(g_knobs.fail_releases)) return CL_OUT_OF_RESOURCES;
+  if (g_knobs.release_waits) {
+    g_knobs.release_waits = false;
+    ++g_waiting_releases;
+    const int created = g_user_events_created;
+    g_user_event_created.wait_for(lock, std::chrono::seconds(1),
+                                  [created] { return g_user_events_created != created; });
+    --g_waiting_releases;
+  }
   delete reinterpret_cast<char*>(mem);
-  std::lock_guard lock(g_mutex);
   --g_live_buffers;
   if (g_unset_user_events > 0) ++g_bad_releases;
   return CL_SUCCESS;
 }
 
 // gates: {user events not yet set, live buffers, buffer releases made while
-// a user event was unset}.
+// a user event was unset, releases waiting for a user event}.
 FAKE_EXPORT void xal_fake_opencl_counts(int* out) {
   std::lock_guard lock(g_mutex);
   out[0] = g_unset_user_events;
   out[1] = g_live_buffers;
   out[2] = g_bad_releases;
+  out[3] = g_waiting_releases;
+}
+
+// Sets a knob (see the top of this file); returns false for an unknown one.
+FAKE_EXPORT bool xal_fake_opencl_set(const char* knob, int n) {
+  const std::string k = knob;
+  if (k == "complete_all") {
+    complete_all();
+    return true;
+  }
+  std::lock_guard lock(g_mutex);
+  if (k == "fail_commands") g_knobs.fail_commands = n;
+  else if (k == "fail_enqueue") g_knobs.fail_enqueue = n;
+  else if (k == "hold_commands") g_knobs.hold_commands = n != 0;
+  else if (k == "defer_callbacks") g_knobs.defer_callbacks = n != 0;
+  else if (k == "fail_flushes") g_knobs.fail_flushes = n;
+  else if (k == "fail_finishes") g_knobs.fail_finishes = n;
+  else if (k == "fail_releases") g_knobs.fail_releases = n;
+  else if (k == "release_waits") g_knobs.release_waits = n != 0;
+  else return false;
+  return true;
 }
 
 FAKE_EXPORT cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event* list) {

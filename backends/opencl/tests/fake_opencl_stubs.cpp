@@ -26,6 +26,9 @@
 #define clSetEventCallback xal_fake_unused_clSetEventCallback
 #define clCreateBuffer xal_fake_unused_clCreateBuffer
 #define clReleaseMemObject xal_fake_unused_clReleaseMemObject
+#define clEnqueueReadBuffer xal_fake_unused_clEnqueueReadBuffer
+#define clEnqueueWriteBuffer xal_fake_unused_clEnqueueWriteBuffer
+#define clEnqueueCopyBuffer xal_fake_unused_clEnqueueCopyBuffer
 
 #include "cl_symbols.h"
 

@@ -52,8 +52,12 @@ const xal_backend_table_t* plugin_table() {
   return get(XAL_ABI_VERSION);
 }
 
-Instance::~Instance() {
-  if (backend_ != nullptr) plugin_table()->shutdown(backend_);
+Instance::~Instance() { stop(); }
+
+xal_status_t Instance::stop() {
+  xal_backend_t* backend = backend_;
+  backend_ = nullptr;
+  return backend != nullptr ? plugin_table()->shutdown(backend) : XAL_SUCCESS;
 }
 
 xal_status_t Instance::start() {

@@ -38,6 +38,8 @@ class Instance {
   Instance& operator=(const Instance&) = delete;
   // Runs init; returns its status.
   xal_status_t start();
+  // Runs shutdown now (once); returns its status.
+  xal_status_t stop();
   xal_backend_t* get() const { return backend_; }
 
  private:

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 namespace xal::opencl {
@@ -123,6 +124,34 @@ TEST(AddressSpace, LimitAndExhaustion) {
   EXPECT_TRUE(space.insert(fake(4), 4096, UINT64_MAX, &over));
   EXPECT_EQ(space.take_all().size(), 1u);
   EXPECT_EQ(space.allocated_bytes(), 0u);
+}
+
+// A release that fails leaves the allocation live (the free is retried);
+// one that succeeds removes it.
+TEST(AddressSpace, ReleaseRemovesOnlyWhatWasReleased) {
+  AddressSpace space(uint64_t{1} << kAddressSpaceShift, 1 << 20);
+  bool over = false;
+  auto a = space.insert(fake(1), 512, UINT64_MAX, &over);
+  ASSERT_TRUE(a);
+  int calls = 0;
+  auto failing = [&](cl_mem m) {
+    ++calls;
+    EXPECT_EQ(m, fake(1));
+    return CL_OUT_OF_RESOURCES;
+  };
+  EXPECT_EQ(space.release(*a, failing), std::optional<cl_int>(CL_OUT_OF_RESOURCES));
+  EXPECT_TRUE(space.resolve(*a, 512));
+  EXPECT_EQ(space.allocated_bytes(), 512u);
+  auto ok = [&](cl_mem) {
+    ++calls;
+    return CL_SUCCESS;
+  };
+  EXPECT_EQ(space.release(*a + 1, ok), std::nullopt);  // not a start
+  EXPECT_EQ(space.release(*a, ok), std::optional<cl_int>(CL_SUCCESS));
+  EXPECT_FALSE(space.resolve(*a, 1));
+  EXPECT_EQ(space.allocated_bytes(), 0u);
+  EXPECT_EQ(space.release(*a, ok), std::nullopt);  // double free
+  EXPECT_EQ(calls, 2);
 }
 
 }  // namespace
