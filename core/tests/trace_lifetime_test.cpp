@@ -60,6 +60,11 @@ TEST_F(Trace, ForkedChildExitLeavesTheParentsTraceAlone) {
 // exit() must not flush, through the file they share with the parent, what
 // the parent's stream buffered at fork().
 TEST_F(Trace, ChildrenForkedWhileTheTraceIsWrittenAddNothingToIt) {
+#if defined(__SANITIZE_ADDRESS__)
+  // LeakSanitizer's exit check in a child forked from a second thread sees
+  // the other threads' memory as leaked, and can wait on them for ever.
+  GTEST_SKIP() << "not under AddressSanitizer";
+#endif
   ScopedEnv trace("XAL_TRACE", path.c_str());
   ASSERT_EQ(init(plugin("testdev")), XAL_SUCCESS) << last_error().message;
   constexpr int kCalls = 20000;  // a few MB of JSON: the write takes a while
