@@ -99,7 +99,8 @@ double coll_bus_bytes(const CollDesc& d, uint32_t n) {
 }
 
 Rendezvous::Rendezvous(uint32_t size, uint32_t timeout_ms)
-    : size_(size), timeout_ms_(timeout_ms), parts_(size), arrived_(size, false) {}
+    : size_(size), timeout_ms_(timeout_ms), parts_(size), arrived_(size, false),
+      running_(size, false) {}
 
 xal_status_t Rendezvous::error() const {
   std::lock_guard lock(mutex_);
@@ -117,10 +118,14 @@ void Rendezvous::throw_if_broken(CollKind kind) const {
 }
 
 void Rendezvous::abort() {
+  break_with(XAL_ERROR_ABORTED, "the communicator was aborted (xal_comm_abort)");
+}
+
+void Rendezvous::break_with(xal_status_t status, const std::string& message) {
   std::lock_guard lock(mutex_);
   if (error_ == XAL_SUCCESS) {
-    error_ = XAL_ERROR_ABORTED;
-    error_message_ = "the communicator was aborted (xal_comm_abort)";
+    error_ = status;
+    error_message_ = message;
   }
   cv_.notify_all();
 }
@@ -170,10 +175,34 @@ void Rendezvous::barrier(std::unique_lock<std::mutex>& lock, uint32_t rank, Coll
 void Rendezvous::run(uint32_t rank, const HostPart& part) {
   bool mismatch = false;
   std::string mismatch_message;
+  // Marks the rank's run as over on every way out (cv_ wakes a second run
+  // of the rank that waits for it).
+  struct Running {
+    Rendezvous& rv;
+    uint32_t rank;
+    ~Running() {
+      std::lock_guard lock(rv.mutex_);
+      rv.running_[rank] = false;
+      if (rv.waiting_runs_) rv.cv_.notify_all();
+    }
+  };
   {
     std::unique_lock lock(mutex_);
+    // One run per rank at a time: the run under way ends in bounded time
+    // (every barrier has the timeout), or the rendezvous breaks.
+    if (running_[rank]) {
+      ++waiting_runs_;
+      cv_.wait(lock, [&] { return !running_[rank] || error_ != XAL_SUCCESS; });
+      --waiting_runs_;
+    }
     // Once broken (sticky), a rank must not touch parts_: a peer released
     // early from the previous run's last barrier may still be reading them.
+    check_usable(part.desc.kind);
+    running_[rank] = true;
+  }
+  Running running{*this, rank};
+  {
+    std::unique_lock lock(mutex_);
     check_usable(part.desc.kind);
     parts_[rank] = part;
     if (count_ + 1 == size_) {  // the last to arrive checks agreement

@@ -1,6 +1,10 @@
 // Communicators (create, destroy, abort, info) and group calls. A comm is
 // one rank of a path: native (one backend's library) or the core's
 // hierarchical path in src/collectives/ for mixed backends.
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <numeric>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,21 +24,18 @@ namespace {
 constexpr uint32_t kDefaultTimeoutMs = 300000;
 
 // This thread's open group: its depth, the runtime it was started in, and
-// the work kept by defer_to_group_end per key, in order, each with the
-// handles of the collective that kept it.
+// the work kept by defer_to_group_end in issue order, each with its key
+// (a rank) and the handles of the collective that kept it.
 struct Kept {
+  const void* key;
   xal_comm_t comm;
   xal_stream_t stream;
   std::function<xal_status_t()> work;
 };
-struct Deferred {
-  const void* key;
-  std::vector<Kept> work;
-};
 struct GroupState {
   int depth = 0;
   uint64_t epoch = 0;
-  std::vector<Deferred> deferred;
+  std::vector<Kept> deferred;
   xal_comm_t call_comm = nullptr;  // of the collective being checked
   xal_stream_t call_stream = nullptr;
 };
@@ -42,47 +43,110 @@ thread_local GroupState t_group;
 
 // Why the kept work cannot run: a communicator or stream destroyed since
 // its collective was called. Empty when all of it can.
-std::string kept_work_problem(const std::vector<Deferred>& jobs) {
-  for (const Deferred& d : jobs)
-    for (const Kept& k : d.work) {
-      if (!as_comm(k.comm))
-        return cat("the communicator ", static_cast<const void*>(k.comm),
-                   " of a collective queued in the group was destroyed before xal_group_end");
-      if (!as_stream(k.stream))
-        return cat("the stream ", static_cast<const void*>(k.stream),
-                   " of a collective queued in the group was destroyed before xal_group_end");
-    }
+std::string kept_work_problem(const std::vector<Kept>& jobs) {
+  for (const Kept& k : jobs) {
+    if (!as_comm(k.comm))
+      return cat("the communicator ", static_cast<const void*>(k.comm),
+                 " of a collective queued in the group was destroyed before xal_group_end");
+    if (!as_stream(k.stream))
+      return cat("the stream ", static_cast<const void*>(k.stream),
+                 " of a collective queued in the group was destroyed before xal_group_end");
+  }
   return {};
 }
 
-// Runs every key's kept work on its own thread; the first failure wins.
-// Nothing runs when a communicator or stream of the work is gone: the
-// ranks of one group are driven from this thread, so all of them skip.
+// The kept work cut into chains, each in issue order: work that shares a
+// key (a rank, whose calls are queued one at a time and in order) or a
+// stream (whose work must reach it in issue order, else two communicators
+// on the same streams could meet in different orders and wait for each
+// other) is in one chain. Chains share neither.
+std::vector<std::vector<Kept*>> chains_of(std::vector<Kept>& jobs) {
+  std::vector<size_t> parent(jobs.size());
+  std::iota(parent.begin(), parent.end(), size_t{0});
+  auto root = [&](size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::map<const void*, size_t> by_key;
+  std::map<xal_stream_t, size_t> by_stream;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    for (size_t other : {by_key.try_emplace(jobs[i].key, i).first->second,
+                         by_stream.try_emplace(jobs[i].stream, i).first->second})
+      parent[root(i)] = root(other);
+  }
+  std::vector<std::vector<Kept*>> chains;
+  std::map<size_t, size_t> chain_of_root;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto [it, fresh] = chain_of_root.try_emplace(root(i), chains.size());
+    if (fresh) chains.emplace_back();
+    chains[it->second].push_back(&jobs[i]);
+  }
+  return chains;
+}
+
+// Runs each chain in issue order on a thread of its own, all chains
+// concurrently: a backend that runs a collective's host step on the calling
+// thread then blocks only its chain. Never on this thread: it is inside the
+// backends' groups (their group_end comes after), which would hold its
+// native calls until then. The first failure wins. Nothing runs when a communicator or stream of the work is gone, or
+// when a thread cannot be started: the ranks of one group are driven from
+// this thread, so all of them skip.
 xal_status_t run_deferred() {
-  std::vector<Deferred> jobs;
+  std::vector<Kept> jobs;
   jobs.swap(t_group.deferred);
   if (jobs.empty()) return XAL_SUCCESS;
   if (std::string why = kept_work_problem(jobs); !why.empty())
     return fail(XAL_ERROR_INVALID_HANDLE, cat(why, "; none of the group's collectives ran"));
-  std::vector<xal_status_t> status(jobs.size(), XAL_SUCCESS);
-  std::vector<std::string> message(jobs.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < jobs.size(); ++i)
-    threads.emplace_back([&, i] {
-      for (Kept& k : jobs[i].work) {
-        const xal_status_t s = k.work();
-        if (s < 0) {
-          xal_error_info_t e{};
-          e.struct_size = sizeof e;
-          xal_last_error(&e);
-          status[i] = s;
-          message[i] = e.message;
-          return;
-        }
+  std::vector<std::vector<Kept*>> chains = chains_of(jobs);
+  std::vector<xal_status_t> status(chains.size(), XAL_SUCCESS);
+  std::vector<std::string> message(chains.size());
+  auto run_chain = [&](size_t i) {
+    for (Kept* k : chains[i]) {
+      const xal_status_t s = k->work();
+      if (s < 0) {
+        xal_error_info_t e{};
+        e.struct_size = sizeof e;
+        xal_last_error(&e);
+        status[i] = s;
+        message[i] = e.message;
+        return;
       }
-    });
+    }
+  };
+  // The threads wait until every one of them has started (or one could
+  // not be: they then return without running anything).
+  std::mutex mu;
+  std::condition_variable cv;
+  enum class Start { kWait, kGo, kCancel } start = Start::kWait;
+  std::vector<std::thread> threads;
+  auto release = [&](Start how) {
+    {
+      std::lock_guard lock(mu);
+      start = how;
+    }
+    cv.notify_all();
+  };
+  try {
+    for (size_t i = 0; i < chains.size(); ++i)
+      threads.emplace_back([&, i] {
+        {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return start != Start::kWait; });
+          if (start == Start::kCancel) return;
+        }
+        run_chain(i);
+      });
+  } catch (...) {
+    release(Start::kCancel);
+    for (auto& t : threads) t.join();
+    return fail(XAL_ERROR_OUT_OF_HOST_MEMORY,
+                cat("xal_group_end could not start a thread for each of the group's ",
+                    chains.size(),
+                    " independent chains of collectives; none of the group's collectives ran"));
+  }
+  release(Start::kGo);
   for (auto& t : threads) t.join();
-  for (size_t i = 0; i < jobs.size(); ++i)
+  for (size_t i = 0; i < chains.size(); ++i)
     if (status[i] < 0) return fail(status[i], cat("a collective queued in the group failed: ", message[i]));
   return XAL_SUCCESS;
 }
@@ -128,14 +192,7 @@ bool defer_to_group_end(const void* key, std::function<xal_status_t()> work) {
     work = [s, w = std::move(work)] { return charge_shared(s, w); };
     note_submit_deferred();
   }
-  Kept kept{t_group.call_comm, t_group.call_stream, std::move(work)};
-  for (Deferred& d : t_group.deferred)
-    if (d.key == key) {
-      d.work.push_back(std::move(kept));
-      return true;
-    }
-  t_group.deferred.push_back(Deferred{key, {}});
-  t_group.deferred.back().work.push_back(std::move(kept));
+  t_group.deferred.push_back(Kept{key, t_group.call_comm, t_group.call_stream, std::move(work)});
   return true;
 }
 

@@ -61,11 +61,13 @@ bool native_failure_can_fall_back(xal_status_t status);
 void warn_native_fallback(const Backend* backend);
 
 // Group calls (api_comm.cpp). Inside xal_group_start/end on the calling
-// thread, keeps `work` for xal_group_end, which runs the kept work of each
-// `key` (a rank) in order on a thread of its own, all keys concurrently: a
-// backend that runs a collective's host step on the calling thread then
-// does not block the ranks issued after it. Returns false outside a group:
-// the caller runs `work` itself.
+// thread, keeps `work` for xal_group_end. That cuts the kept work into
+// chains: work of one `key` (a rank) or of one stream is in one chain, in
+// issue order (so each stream gets its work in the order it was issued,
+// whichever communicators it is of). Each chain runs on a thread of its
+// own, all chains concurrently: a backend that runs a collective's host
+// step on the calling thread then does not block the ranks of other
+// chains. Returns false outside a group: the caller runs `work` itself.
 // The work runs only if the communicator and stream of the collective that
 // kept it (note_group_call) are still live at xal_group_end.
 bool defer_to_group_end(const void* key, std::function<xal_status_t()> work);

@@ -9,6 +9,7 @@
 
 #include "error.hpp"
 #include "host_memory.hpp"
+#include "stream_failures.hpp"
 
 namespace xal::core {
 
@@ -17,13 +18,14 @@ struct PeerEngine::Job {
   DeviceObj* src_device = nullptr;
   xal_devptr_t dst = 0, src = 0;
   size_t bytes = 0;
+  xal_bstream_t* stream = nullptr;  // the ordering stream: where a failure is reported
   std::mutex mu;
   std::condition_variable cv;
   bool started = false;   // the ordering stream reached the copy
   bool finished = false;  // the copy is done (or failed)
   bool cancelled = false; // the ordering stream refused the gate
   xal_status_t status = XAL_SUCCESS;
-  std::string message;
+  std::string message;    // why the copy failed
 };
 
 namespace {
@@ -119,6 +121,20 @@ xal_status_t run_copy(Runtime& rt, Job& job) {
     void** b;
     ~Release() { rt.peer->release_buffers(b); }
   } release{rt, buf};
+  // On a failure the copies already queued may still read or write the
+  // staging buffers: both streams are drained before the buffers go back
+  // to the pool (declared after `release`, so it runs first).
+  struct Drain {
+    const xal_backend_table_t *st, *dt;
+    xal_bstream_t *ss, *ds;
+    bool armed = true;
+    ~Drain() {
+      if (!armed) return;
+      st->stream_synchronize(ss);
+      dt->stream_synchronize(ds);
+      clear_pending();  // the failure's detail is already recorded
+    }
+  } drain{st, dt, ss, ds};
   const size_t chunk = PeerEngine::kChunk;
   size_t k = 0;
   for (size_t off = 0; off < job.bytes; off += chunk, ++k) {
@@ -138,10 +154,13 @@ xal_status_t run_copy(Runtime& rt, Job& job) {
   }
   if ((s = dt->stream_synchronize(ds)) != XAL_SUCCESS)
     return fail_backend(dd->backend, dd, s);
+  drain.armed = false;
   return XAL_SUCCESS;
 }
 
 // Host func on the ordering stream: lets the worker start, waits for it.
+// A failed copy fails the stream (its next synchronize), as a backend's
+// own failed copy does.
 void gate(void* user) {
   // `user` holds a reference to the job, released here.
   std::unique_ptr<std::shared_ptr<Job>> ref(static_cast<std::shared_ptr<Job>*>(user));
@@ -150,6 +169,8 @@ void gate(void* user) {
   job->started = true;
   job->cv.notify_all();
   job->cv.wait(lock, [&] { return job->finished; });
+  if (job->status != XAL_SUCCESS && !job->cancelled)
+    note_stream_failure(job->stream, job->status, job->message);
 }
 
 void wait_event_host(void* user);
@@ -197,15 +218,18 @@ void PeerEngine::launch(std::shared_ptr<Job> job) {
         s = fail_exception();
       }
     }
+    std::string message;
     if (s != XAL_SUCCESS && !cancelled) {
       xal_error_info_t info{};
       info.struct_size = sizeof info;
       xal_last_error(&info);
+      message = cat("xal_memcpy_peer: the staged copy failed: ", info.message);
       log_message(XAL_LOG_ERROR,
                   cat("asynchronous peer copy failed: ", info.message).c_str());
     }
     std::lock_guard lock(job->mu);
     job->status = s;
+    job->message = std::move(message);
     job->finished = true;
     job->cv.notify_all();
   });
@@ -286,6 +310,7 @@ xal_status_t staged_peer_copy(StreamObj* stream, DeviceObj* dst_device,
   job->dst = dst;
   job->src = src;
   job->bytes = bytes;
+  job->stream = stream->native;
   const xal_backend_table_t* t = stream->hdr.table;
   if (t->stream_enqueue_host_func) {
     auto ref = std::make_unique<std::shared_ptr<Job>>(job);

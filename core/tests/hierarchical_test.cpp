@@ -2,12 +2,19 @@
 // testdev2, host-addressable with host functions), and over a backend with
 // neither host functions nor host-addressable memory ("minimal": staged,
 // run on the calling threads).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "test_util.hpp"
+#include "xal_common/host_collective.hpp"
 
 using namespace xal_test;
 
@@ -411,4 +418,205 @@ TEST_F(Hierarchical, ChunkedLayoutCountMismatchKeepsRanksInStep) {
     for (size_t i = 0; i < 120; ++i) ASSERT_EQ(got[i], i < 60 ? 1 : 2) << r << " " << i;
     EXPECT_EQ(k.async_error(r), XAL_ERROR_COLLECTIVE_MISMATCH);
   }
+}
+
+namespace {
+
+// Rank 0 issues an allreduce on one stream and an allgather on another
+// stream of its device; rank 1 issues both on its one stream 200 ms later.
+// Parameter: staged ranks (no host view: chunked through staging buffers
+// and copy streams) or host-addressable ones.
+class TwoStreamsOfOneRank : public Hierarchical, public ::testing::WithParamInterface<bool> {};
+
+}  // namespace
+
+TEST_P(TwoStreamsOfOneRank, CallsRunInIssueOrder) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv nohost("XAL_TESTDEV_NO_HOST_PTR", GetParam() ? "1" : "0");
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "256");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks k;
+  constexpr size_t n = 600;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2}, 2 * n * 4, 10000));
+  xal_stream_t second = nullptr;
+  ASSERT_XAL_OK(xal_stream_create(k.dev[0], 0, &second));
+  xal_devptr_t gathered = 0;
+  ASSERT_XAL_OK(xal_mem_alloc(k.dev[0], 2 * n * 4, &gathered));
+  for (size_t r = 0; r < 2; ++r) {
+    std::vector<int32_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(r * 10000 + i);
+    k.put(r, v);
+  }
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], n, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[0]));
+  ASSERT_XAL_OK(xal_allgather(k.comm[0], k.send[0], gathered, n, XAL_DTYPE_I32, second));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[1], k.send[1], k.recv[1], n, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[1]));
+  ASSERT_XAL_OK(xal_allgather(k.comm[1], k.send[1], k.recv[1], n, XAL_DTYPE_I32, k.stream[1]));
+  ASSERT_XAL_OK(xal_stream_synchronize(second));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[0]));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[1]));
+  const auto sum = k.get(0, n);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(sum[i], static_cast<int32_t>(10000 + 2 * i)) << i;
+  std::vector<int32_t> all(2 * n);
+  ASSERT_XAL_OK(xal_memcpy_dtoh(second, all.data(), gathered, all.size() * 4));
+  ASSERT_XAL_OK(xal_stream_synchronize(second));
+  EXPECT_EQ(all, k.get(1, 2 * n));
+  for (size_t i = 0; i < 2 * n; ++i) ASSERT_EQ(all[i], static_cast<int32_t>((i / n) * 10000 + i % n)) << i;
+  for (size_t r = 0; r < 2; ++r) EXPECT_EQ(k.async_error(r), XAL_SUCCESS);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, TwoStreamsOfOneRank, ::testing::Values(true, false),
+                         [](const auto& info) { return std::string(info.param ? "Staged" : "HostView"); });
+
+// The core's rendezvous itself: a rank that runs twice at once (two host
+// functions of one rank) waits for its first run instead of being counted
+// twice; every run pairs with one run of the other rank.
+TEST(RendezvousGuard, ARankRunsOneCallAtATime) {
+  using namespace xal::common;
+  Rendezvous rv(2, 10000);
+  constexpr size_t n = 256;
+  std::vector<int32_t> in0a(n, 1), in0b(n, 2), in1a(n, 10), in1b(n, 20);
+  std::vector<int32_t> out0a(n), out0b(n), out1a(n), out1b(n);
+  auto part = [](const std::vector<int32_t>& in, std::vector<int32_t>& out) {
+    HostPart p;
+    p.desc = coll_desc(CollKind::kAllreduce, n, XAL_DTYPE_I32, XAL_OP_SUM, 0);
+    p.in = in.data();
+    p.out = out.data();
+    return p;
+  };
+  std::thread a([&] { rv.run(0, part(in0a, out0a)); });
+  std::thread b([&] { rv.run(0, part(in0b, out0b)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  rv.run(1, part(in1a, out1a));
+  rv.run(1, part(in1b, out1b));
+  a.join();
+  b.join();
+  EXPECT_EQ(rv.first_error(), XAL_SUCCESS);
+  // Rank 0's runs paired with rank 1's in some order: {1,2} + {10,20}.
+  EXPECT_TRUE((out0a[0] == 11 && out0b[0] == 22) || (out0a[0] == 21 && out0b[0] == 12))
+      << out0a[0] << " " << out0b[0];
+  EXPECT_EQ(out1a[0] + out1b[0], 33);
+  EXPECT_EQ(out0a[n - 1], out0a[0]);
+  EXPECT_EQ(out1b[n - 1], out1b[0]);
+}
+
+// A staged call queued behind long work on its rank's stream (here another
+// communicator's allreduce that waits 1.6 s for its peer) waits for the
+// stream to reach it without a limit: its staging copies time out only
+// once it has started, so the call succeeds (every rank arrives within the
+// 200 ms timeout of each other), though it was queued 1.6 s before it ran,
+// longer than its copy streams' 2 x 200 + 1000 ms limit.
+TEST_F(Hierarchical, StagingWaitsCountFromTheCallsStart) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv nohost("XAL_TESTDEV_NO_HOST_PTR", "1");
+  ScopedEnv chunk("XAL_COMM_CHUNK_BYTES", "256");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  constexpr size_t n = 600;
+  Ranks k;
+  ASSERT_NO_FATAL_FAILURE(k.open({0, 2}, n * 4, 200));
+  Ranks before;  // on device 0 (k's rank 0 stream) and device 3
+  ASSERT_NO_FATAL_FAILURE(before.add_rank(0, n * 4));
+  ASSERT_NO_FATAL_FAILURE(before.add_rank(3, n * 4));
+  before.stream[0] = k.stream[0];
+  before.comm.resize(2);
+  xal_comm_options_t o{};
+  o.struct_size = sizeof o;
+  o.timeout_ms = 20000;
+  ASSERT_XAL_OK(xal_comm_create(before.dev.data(), 2, &o, before.comm.data()));
+  for (size_t r = 0; r < 2; ++r) k.put(r, std::vector<int32_t>(n, static_cast<int32_t>(r + 1)));
+  ASSERT_XAL_OK(xal_allreduce(before.comm[0], before.send[0], before.recv[0], n, XAL_DTYPE_I32, XAL_OP_SUM,
+                              k.stream[0]));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[0], k.send[0], k.recv[0], n, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[0]));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  ASSERT_XAL_OK(xal_allreduce(before.comm[1], before.send[1], before.recv[1], n, XAL_DTYPE_I32, XAL_OP_SUM,
+                              before.stream[1]));
+  ASSERT_XAL_OK(xal_allreduce(k.comm[1], k.send[1], k.recv[1], n, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[1]));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[0]));
+  ASSERT_XAL_OK(xal_stream_synchronize(k.stream[1]));
+  ASSERT_XAL_OK(xal_stream_synchronize(before.stream[1]));
+  EXPECT_EQ(k.get(0, n), std::vector<int32_t>(n, 3));
+  EXPECT_EQ(k.get(1, n), std::vector<int32_t>(n, 3));
+  for (size_t r = 0; r < 2; ++r) EXPECT_EQ(k.async_error(r), XAL_SUCCESS);
+}
+
+// Two communicators over the same two devices, driven from one thread in
+// groups: each stream gets the group's collectives in issue order (A's then
+// B's on both streams), never one communicator's first on one stream and
+// the other's first on the other, which would wait for each other until
+// the timeout. Many groups, so that an order left to threads shows.
+TEST_F(Hierarchical, AGroupKeepsIssueOrderOnEachStream) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  Ranks a;
+  ASSERT_NO_FATAL_FAILURE(a.open({0, 2}, 64, 2000));
+  Ranks b;  // the same devices and streams
+  b.dev = a.dev;
+  b.stream = a.stream;
+  b.send = a.send;
+  b.recv = a.recv;
+  b.comm.resize(2);
+  xal_comm_options_t o{};
+  o.struct_size = sizeof o;
+  o.timeout_ms = 2000;
+  ASSERT_XAL_OK(xal_comm_create(b.dev.data(), 2, &o, b.comm.data()));
+  for (size_t r = 0; r < 2; ++r) a.put(r, std::vector<int32_t>(16, static_cast<int32_t>(r + 1)));
+  for (int i = 0; i < 100; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_XAL_OK(xal_group_start());
+    for (size_t r = 0; r < 2; ++r) {
+      ASSERT_XAL_OK(xal_allreduce(a.comm[r], a.send[r], a.recv[r], 16, XAL_DTYPE_I32, XAL_OP_SUM, a.stream[r]));
+      ASSERT_XAL_OK(xal_allgather(b.comm[r], a.send[r], a.recv[r], 8, XAL_DTYPE_I32, a.stream[r]));
+    }
+    ASSERT_XAL_OK(xal_group_end());
+    for (size_t r = 0; r < 2; ++r) ASSERT_XAL_OK(xal_stream_synchronize(a.stream[r]));
+  }
+  EXPECT_EQ(a.get(0, 16), (std::vector<int32_t>{1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2}));
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(a.async_error(r), XAL_SUCCESS);
+    EXPECT_EQ(b.async_error(r), XAL_SUCCESS);
+  }
+}
+
+// xal_group_end cannot start the threads of its chains (the address space
+// is limited so that one thread stack fits, not two): it returns an error
+// and none of the group's collectives runs, instead of ending the process.
+// In a child process of its own (the limit is process-wide).
+TEST(GroupThreads, AThreadThatCannotStartFailsTheGroupCleanly) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer maps memory of its own under the limit";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+        if (init(plugin("testdev") + "," + plugin("testdev2") + "," + plugin("minimal"))) std::exit(10);
+        Ranks k;
+        k.open({0, 2, 4}, 64);  // three ranks, three streams: three chains
+        if (k.comm.size() != 3 || !k.comm[2]) std::exit(11);
+        if (xal_group_start()) std::exit(12);
+        for (size_t r = 0; r < 3; ++r)
+          if (xal_allreduce(k.comm[r], k.send[r], k.recv[r], 4, XAL_DTYPE_I32, XAL_OP_SUM, k.stream[r]))
+            std::exit(13);
+        rlimit old{};
+        getrlimit(RLIMIT_AS, &old);
+        long pages = 0;
+        if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+          if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+          std::fclose(f);
+        }
+        if (pages <= 0) std::exit(14);
+        rlimit tight = old;
+        tight.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+                         (rlim_t{12} << 20);
+        setrlimit(RLIMIT_AS, &tight);
+        const xal_status_t s = xal_group_end();
+        setrlimit(RLIMIT_AS, &old);
+        if (s != XAL_ERROR_OUT_OF_HOST_MEMORY) std::exit(15);
+        if (std::string(last_error().message).find("none of the group's") == std::string::npos)
+          std::exit(16);
+        for (size_t r = 0; r < 3; ++r)  // nothing was queued
+          if (xal_stream_query(k.stream[r]) != XAL_SUCCESS) std::exit(17);
+        std::exit(xal_shutdown() == XAL_SUCCESS ? 0 : 18);
+      },
+      ::testing::ExitedWithCode(0), "");
 }

@@ -1,5 +1,7 @@
 // xal_memcpy_peer within one backend and across two (staged by the core).
+#include <algorithm>
 #include <numeric>
+#include <string>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -133,3 +135,50 @@ INSTANTIATE_TEST_SUITE_P(Modes, Peer,
                            return std::string(std::get<0>(info.param) ? "Async" : "Inline") +
                                   (std::get<1>(info.param) ? "HostPtr" : "Staged");
                          });
+
+// A staged copy between backends whose device-to-host copy fails (fault
+// injection in testdev2: its 2nd memcpy_dtoh, the second chunk's) fails its
+// stream's next synchronize with the backend's status and message, once.
+// The chunk already on its way to the destination (each host-to-device
+// copy takes 300 ms here) is complete by then: the staging buffers go back
+// to the pool only once no copy uses them.
+TEST(PeerFailure, AFailedStagedCopyFailsItsStream) {
+  ScopedEnv async("XAL_TESTDEV_ASYNC", "1");
+  ScopedEnv staged("XAL_TESTDEV_NO_HOST_PTR", "1");
+  ScopedEnv fault("XAL_TESTDEV_FAIL_DTOH", "testdev2:2");
+  ScopedEnv slow("XAL_TESTDEV_HTOD_DELAY_MS", "300");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  xal_device_t dst_dev, src_dev;
+  ASSERT_XAL_OK(xal_device_get(0, &dst_dev));
+  ASSERT_XAL_OK(xal_device_get(2, &src_dev));
+  xal_stream_t s, ss, ds;
+  ASSERT_XAL_OK(xal_stream_create(dst_dev, 0, &s));
+  ASSERT_XAL_OK(xal_stream_create(src_dev, 0, &ss));
+  ASSERT_XAL_OK(xal_stream_create(dst_dev, 0, &ds));
+  const size_t chunk = 8u << 20, n = 2 * chunk + 4096;  // three chunks
+  xal_devptr_t a, b;
+  ASSERT_XAL_OK(xal_mem_alloc(src_dev, n, &a));
+  ASSERT_XAL_OK(xal_mem_alloc(dst_dev, n, &b));
+  const auto in = pattern(n, 3);
+  ASSERT_XAL_OK(xal_memcpy_htod(ss, a, in.data(), n));
+  ASSERT_XAL_OK(xal_memset(ds, b, 0, n));
+  ASSERT_XAL_OK(xal_stream_synchronize(ss));
+  ASSERT_XAL_OK(xal_stream_synchronize(ds));
+  ASSERT_XAL_OK(xal_memcpy_peer(s, dst_dev, b, src_dev, a, n));
+  EXPECT_XAL_ERROR(xal_stream_synchronize(s), XAL_ERROR_BACKEND);
+  EXPECT_NE(std::string(last_error().message).find("injected memcpy_dtoh failure"), std::string::npos)
+      << last_error().message;
+  ASSERT_XAL_OK(xal_stream_synchronize(s));  // reported once
+  std::vector<uint8_t> out(chunk);
+  ASSERT_XAL_OK(xal_memcpy_dtoh(ds, out.data(), b, chunk));
+  ASSERT_XAL_OK(xal_stream_synchronize(ds));
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), in.begin())) << "the first chunk was still on its way";
+  // The pool's buffers serve the next copy.
+  ASSERT_XAL_OK(xal_memcpy_peer(s, dst_dev, b, src_dev, a, n));
+  ASSERT_XAL_OK(xal_stream_synchronize(s));
+  std::vector<uint8_t> all(n);
+  ASSERT_XAL_OK(xal_memcpy_dtoh(ds, all.data(), b, n));
+  ASSERT_XAL_OK(xal_stream_synchronize(ds));
+  EXPECT_TRUE(all == in);
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+}

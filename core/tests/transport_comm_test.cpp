@@ -134,11 +134,13 @@ TEST_F(TransportComm, AverageOfFloatsInPlace) {
 
 TEST_F(TransportComm, ProcessesThatDisagreeGetMismatchAndStayUsable) {
   ASSERT_NO_FATAL_FAILURE(open(64 * 4));
-  each([](Side& s, size_t i, size_t g) {
-    const size_t count = g == 2 ? 12 : 10;
-    EXPECT_EQ(xal_allreduce(s.comm[i], s.send[i], s.recv[i], count, XAL_DTYPE_I32, XAL_OP_SUM,
-                            s.stream[i]), XAL_SUCCESS);
-  });
+  each(
+      [](Side& s, size_t i, size_t g) {
+        const size_t count = g == 2 ? 12 : 10;
+        EXPECT_EQ(xal_allreduce(s.comm[i], s.send[i], s.recv[i], count, XAL_DTYPE_I32,
+                                XAL_OP_SUM, s.stream[i]), XAL_SUCCESS);
+      },
+      XAL_ERROR_COLLECTIVE_MISMATCH);
   for (size_t r = 0; r < 3; ++r)
     EXPECT_EQ(at(r).first->async_error(at(r).second), XAL_ERROR_COLLECTIVE_MISMATCH);
   for (size_t r = 0; r < 3; ++r) at(r).first->put(at(r).second, values(r, 10));
@@ -157,7 +159,7 @@ TEST_F(TransportComm, AProcessThatNeverArrivesTimesOut) {
   for (size_t i = 0; i < 2; ++i)
     EXPECT_EQ(xal_allreduce(a.comm[i], a.send[i], a.recv[i], 4, XAL_DTYPE_I32, XAL_OP_SUM,
                             a.stream[i]), XAL_SUCCESS);
-  a.sync();
+  a.sync(XAL_ERROR_TIMEOUT);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
   EXPECT_EQ(a.async_error(0), XAL_ERROR_TIMEOUT);
   EXPECT_EQ(a.async_error(1), XAL_ERROR_TIMEOUT);
@@ -176,7 +178,7 @@ TEST_F(TransportComm, AbortUnblocksAPendingCall) {
                             a.stream[i]), XAL_SUCCESS);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(xal_comm_abort(a.comm[1]), XAL_SUCCESS);
-  a.sync();
+  a.sync(XAL_ERROR_ABORTED);
   EXPECT_EQ(a.async_error(0), XAL_ERROR_ABORTED);
   EXPECT_EQ(xal_allreduce(a.comm[1], a.send[1], a.recv[1], 4, XAL_DTYPE_I32, XAL_OP_SUM,
                           a.stream[1]), XAL_ERROR_ABORTED);
@@ -224,4 +226,138 @@ TEST_F(TransportComm, ATransportLibraryReportsThroughLastError) {
   EXPECT_STREQ(e.message, "peer 3 is gone");
   EXPECT_EQ(xal_transport_set_error(nullptr, XAL_SUCCESS, nullptr), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(last_error().message).find("not an error"), std::string::npos);
+}
+
+// A transport call that fails (here: the transport's allreduce returns
+// TIMEOUT at once on both processes) fails every rank's stream, once, with
+// its message, as on the other paths; the communicator is broken.
+TEST_F(TransportComm, ATransportFailureReachesEveryStream) {
+  ASSERT_NO_FATAL_FAILURE(open(64, 60000));
+  a.proc.fail_with = XAL_ERROR_TIMEOUT;
+  b.proc.fail_with = XAL_ERROR_TIMEOUT;
+  each(
+      [](Side& s, size_t i, size_t) {
+        EXPECT_EQ(xal_allreduce(s.comm[i], s.send[i], s.recv[i], 4, XAL_DTYPE_I32, XAL_OP_SUM,
+                                s.stream[i]), XAL_SUCCESS);
+      },
+      XAL_ERROR_TIMEOUT);
+  for (size_t r = 0; r < 3; ++r) EXPECT_EQ(at(r).first->async_error(at(r).second), XAL_ERROR_TIMEOUT);
+  EXPECT_EQ(xal_allreduce(a.comm[0], a.send[0], a.recv[0], 4, XAL_DTYPE_I32, XAL_OP_SUM,
+                          a.stream[0]), XAL_ERROR_TIMEOUT);
+  a.destroy();
+  b.destroy();
+}
+
+// The message of a failed transport call reaches xal_last_error through
+// the stream's synchronize.
+TEST_F(TransportComm, ATransportFailureNamesItsCause) {
+  ASSERT_NO_FATAL_FAILURE(open(64, 60000));
+  a.proc.fail_with = XAL_ERROR_BACKEND;
+  b.proc.fail_with = XAL_ERROR_BACKEND;
+  std::thread other([&] {
+    EXPECT_EQ(xal_allgather(b.comm[0], b.send[0], b.recv[0], 4, XAL_DTYPE_I32, b.stream[0]),
+              XAL_SUCCESS);
+  });
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(xal_allgather(a.comm[i], a.send[i], a.recv[i], 4, XAL_DTYPE_I32, a.stream[i]),
+              XAL_SUCCESS);
+  other.join();
+  // The first step is the agreement check (an allreduce), which fails.
+  EXPECT_EQ(xal_stream_synchronize(a.stream[1]), XAL_ERROR_BACKEND);
+  const std::string m = last_error().message;
+  EXPECT_NE(m.find("allgather"), std::string::npos) << m;
+  EXPECT_NE(m.find("fake: injected failure"), std::string::npos) << m;
+  EXPECT_EQ(xal_stream_synchronize(a.stream[0]), XAL_ERROR_BACKEND);
+  EXPECT_EQ(xal_stream_synchronize(b.stream[0]), XAL_ERROR_BACKEND);
+  a.destroy();
+  b.destroy();
+}
+
+namespace {
+
+// Global rank 0 issues an allreduce on its stream and an allgather on a
+// second stream of its device; the other ranks issue both 200 ms later.
+// The rank's calls run in issue order (its slot in the local meeting and
+// its staging buffers serve one call at a time).
+class TransportTwoStreams : public TransportComm {
+ protected:
+  void run_two_streams_of_one_rank() {
+    constexpr size_t n = 64;
+    ASSERT_NO_FATAL_FAILURE(open(3 * n * 4));
+    for (size_t r = 0; r < 3; ++r) at(r).first->put(at(r).second, values(r, 3 * n));
+    xal_stream_t second = nullptr;
+    ASSERT_XAL_OK(xal_stream_create(a.dev[0], 0, &second));
+    xal_devptr_t gathered = 0;
+    ASSERT_XAL_OK(xal_mem_alloc(a.dev[0], 3 * n * 4, &gathered));
+    ASSERT_XAL_OK(xal_allreduce(a.comm[0], a.send[0], a.recv[0], n, XAL_DTYPE_I32, XAL_OP_SUM, a.stream[0]));
+    ASSERT_XAL_OK(xal_allgather(a.comm[0], a.send[0], gathered, n, XAL_DTYPE_I32, second));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::thread other([&] {
+      EXPECT_EQ(xal_allreduce(b.comm[0], b.send[0], b.recv[0], n, XAL_DTYPE_I32, XAL_OP_SUM, b.stream[0]),
+                XAL_SUCCESS);
+      EXPECT_EQ(xal_allgather(b.comm[0], b.send[0], b.recv[0], n, XAL_DTYPE_I32, b.stream[0]), XAL_SUCCESS);
+    });
+    ASSERT_XAL_OK(xal_allreduce(a.comm[1], a.send[1], a.recv[1], n, XAL_DTYPE_I32, XAL_OP_SUM, a.stream[1]));
+    ASSERT_XAL_OK(xal_allgather(a.comm[1], a.send[1], a.recv[1], n, XAL_DTYPE_I32, a.stream[1]));
+    other.join();
+    ASSERT_XAL_OK(xal_stream_synchronize(second));
+    a.sync();
+    b.sync();
+    const auto sum = a.get(0, n);
+    for (size_t k = 0; k < n; ++k) ASSERT_EQ(sum[k], 3000 + 3 * static_cast<int32_t>(k % 97)) << k;
+    std::vector<int32_t> all(3 * n);
+    ASSERT_XAL_OK(xal_memcpy_dtoh(second, all.data(), gathered, all.size() * 4));
+    ASSERT_XAL_OK(xal_stream_synchronize(second));
+    for (size_t j = 0; j < 3; ++j)
+      EXPECT_EQ(std::vector<int32_t>(all.begin() + j * n, all.begin() + (j + 1) * n), values(j, n)) << j;
+    EXPECT_EQ(b.get(0, 3 * n), all);
+    for (size_t r = 0; r < 3; ++r) EXPECT_EQ(at(r).first->async_error(at(r).second), XAL_SUCCESS);
+    ASSERT_XAL_OK(xal_stream_destroy(second));
+    a.destroy();
+    b.destroy();
+  }
+};
+
+// Ranks whose memory has no host view: staged through page-locked buffers.
+class TransportTwoStreamsStaged : public TransportTwoStreams {
+  ScopedEnv nohost_{"XAL_TESTDEV_NO_HOST_PTR", "1"};
+};
+
+}  // namespace
+
+TEST_F(TransportTwoStreams, OneRankRunsItsCallsInIssueOrder) { run_two_streams_of_one_rank(); }
+TEST_F(TransportTwoStreamsStaged, OneRankRunsItsCallsInIssueOrder) { run_two_streams_of_one_rank(); }
+
+// Local rank 1 gives up waiting for its leader's step (the leader's
+// exchange returns 2 s late, past 3 x 100 + 1000 ms); its next call, queued
+// behind, then fails at once without taking its place in the local meeting:
+// the leader, still in its step, writes the first call's result only where
+// that call asked, never into the next call's buffer.
+TEST_F(TransportComm, ARankThatGaveUpLeavesTheLeadersStepAlone) {
+  ASSERT_NO_FATAL_FAILURE(open(64 * 4, 100));
+  a.proc.slow_call = 2;  // the first call's exchange (after the agreement check)
+  a.proc.slow_ms = 2000;
+  const std::vector<int32_t> sentinel(64, -7);
+  xal_devptr_t next_recv = 0;
+  ASSERT_XAL_OK(xal_mem_alloc(a.dev[1], 64 * 4, &next_recv));
+  ASSERT_XAL_OK(xal_memcpy_htod(a.stream[1], next_recv, sentinel.data(), 64 * 4));
+  ASSERT_XAL_OK(xal_stream_synchronize(a.stream[1]));
+  std::thread other([&] {
+    EXPECT_EQ(xal_allreduce(b.comm[0], b.send[0], b.recv[0], 64, XAL_DTYPE_I32, XAL_OP_SUM, b.stream[0]),
+              XAL_SUCCESS);
+  });
+  for (size_t i = 0; i < 2; ++i)
+    ASSERT_XAL_OK(xal_allreduce(a.comm[i], a.send[i], a.recv[i], 64, XAL_DTYPE_I32, XAL_OP_SUM, a.stream[i]));
+  ASSERT_XAL_OK(xal_allreduce(a.comm[1], a.send[1], next_recv, 64, XAL_DTYPE_I32, XAL_OP_SUM, a.stream[1]));
+  other.join();
+  EXPECT_EQ(xal_stream_synchronize(a.stream[1]), XAL_ERROR_TIMEOUT);
+  static_cast<void>(xal_stream_synchronize(a.stream[0]));  // the leader's step ends (2 s)
+  static_cast<void>(xal_stream_synchronize(b.stream[0]));
+  std::vector<int32_t> got(64);
+  ASSERT_XAL_OK(xal_memcpy_dtoh(a.stream[1], got.data(), next_recv, 64 * 4));
+  ASSERT_XAL_OK(xal_stream_synchronize(a.stream[1]));
+  EXPECT_EQ(got, sentinel);
+  EXPECT_EQ(a.async_error(1), XAL_ERROR_TIMEOUT);
+  a.destroy();
+  b.destroy();
 }

@@ -62,6 +62,13 @@ struct Proc {
   int released = 0;
   // Calls of each entry, and the last reduce_scatter's counts.
   std::atomic<int> allreduces{0}, reduces{0}, reduce_scatters{0};
+  // What allreduce returns at once instead of exchanging (XAL_SUCCESS: it
+  // exchanges).
+  std::atomic<xal_status_t> fail_with{XAL_SUCCESS};
+  // The allreduce call (numbered from 1) that returns only `slow_ms` after
+  // its exchange is done (0: none).
+  std::atomic<int> slow_call{0};
+  int slow_ms = 0;
   std::vector<size_t> scatter_counts;
   xal_comm_transport_t t{};
 };
@@ -75,7 +82,9 @@ inline xal_status_t allreduce(void* u, const void* send, void* recv, size_t coun
                               xal_dtype_t dt, xal_op_t op, uint32_t ms, char* msg,
                               size_t msg_size) {
   Proc& p = P(u);
-  ++p.allreduces;
+  const int call = ++p.allreduces;
+  if (const xal_status_t f = p.fail_with; f != XAL_SUCCESS)
+    return snprintf(msg, msg_size, "fake: injected failure"), f;
   p.hub->a[p.me] = send;
   TRANSPORT_FAKE_MEET(p);
   std::vector<char> tmp(count * xal::common::dtype_size(dt));
@@ -83,6 +92,7 @@ inline xal_status_t allreduce(void* u, const void* send, void* recv, size_t coun
   xal::common::reduce(dt, op, dst, p.hub->a, count, 1);
   TRANSPORT_FAKE_MEET(p);
   std::memcpy(recv, tmp.data(), tmp.size());
+  if (call == p.slow_call) std::this_thread::sleep_for(std::chrono::milliseconds(p.slow_ms));
   return XAL_SUCCESS;
 }
 
@@ -206,8 +216,15 @@ struct Side : RankSet {
     return xal_comm_create_transport(dev.data(), static_cast<uint32_t>(dev.size()), &o, &proc.t,
                                      comm.data());
   }
-  void sync() {
-    for (xal_stream_t s : stream) EXPECT_EQ(xal_stream_synchronize(s), XAL_SUCCESS);
+  // Every stream's synchronize gives `status` (a failed call on the
+  // stream), then XAL_SUCCESS (reported once).
+  void sync(xal_status_t status = XAL_SUCCESS) {
+    for (xal_stream_t s : stream) {
+      EXPECT_EQ(xal_stream_synchronize(s), status) << last_error().message;
+      if (status != XAL_SUCCESS) {
+        EXPECT_EQ(xal_stream_synchronize(s), XAL_SUCCESS);
+      }
+    }
   }
   void destroy() {
     for (xal_comm_t c : comm) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
@@ -235,15 +252,16 @@ class TransportComm : public ::testing::Test {
   std::pair<Side*, size_t> at(size_t r) { return r < 2 ? std::pair{&a, r} : std::pair{&b, r - 2}; }
   // Runs `call(side, local, global)` on every rank, each process from its
   // own thread (the host steps block until every process arrives).
+  // Every stream's synchronize then gives `status`.
   template <class F>
-  void each(F call) {
+  void each(F call, xal_status_t status = XAL_SUCCESS) {
     std::thread other([&] {
       for (size_t i = 0; i < b.dev.size(); ++i) call(b, i, 2 + i);
     });
     for (size_t i = 0; i < a.dev.size(); ++i) call(a, i, i);
     other.join();
-    a.sync();
-    b.sync();
+    a.sync(status);
+    b.sync(status);
   }
 
   ScopedEnv devices_{"XAL_TESTDEV_DEVICES", "3"};

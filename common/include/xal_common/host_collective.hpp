@@ -10,7 +10,11 @@
 //  - abort() wakes every waiting rank with ABORTED, sticky too;
 //  - ranks that disagree on kind, count, dtype, op or root all get
 //    COLLECTIVE_MISMATCH for that call; the rendezvous stays usable.
-// Thread-safe: each rank calls run() from its own thread.
+// Thread-safe: each rank calls run() from its own thread. A rank's runs are
+// one at a time: a second run() of a rank (its communicator used on two
+// streams at once) waits until the first has returned, so it never takes
+// the first one's place; which of the two comes first is then up to the
+// threads (the core's paths order them: collectives/issue_order.hpp).
 #pragma once
 
 #include <condition_variable>
@@ -111,6 +115,9 @@ class Rendezvous {
 
   // Breaks the rendezvous with ABORTED and wakes every waiting rank.
   void abort();
+  // Breaks it with `status` (an error) and `message`, sticky as a timeout
+  // is; no-op once broken. Wakes every waiting rank.
+  void break_with(xal_status_t status, const std::string& message);
   // The sticky error (TIMEOUT, ABORTED), XAL_SUCCESS while healthy.
   xal_status_t error() const;
   // The first error of any call: the sticky error, or COLLECTIVE_MISMATCH
@@ -132,6 +139,8 @@ class Rendezvous {
   std::condition_variable cv_;
   std::vector<HostPart> parts_;
   std::vector<bool> arrived_;
+  std::vector<bool> running_;  // a run() of the rank is under way
+  uint32_t waiting_runs_ = 0;  // runs waiting for their rank's previous one
   uint32_t count_ = 0;
   uint64_t generation_ = 0;
   xal_status_t error_ = XAL_SUCCESS;

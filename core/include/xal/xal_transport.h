@@ -66,8 +66,9 @@ typedef struct xal_comm_transport_t {
                             char* message, size_t message_size);
   /* Makes pending and later calls return XAL_ERROR_ABORTED. Any thread. */
   void (*abort)(void* user);
-  /* Called once when the last communicator of the set is destroyed (or
-   * when creation fails); may be NULL. */
+  /* Called once when the last communicator of the set is destroyed; may be
+   * NULL. Not called when xal_comm_create_transport fails: the caller
+   * keeps the transport then (and releases it itself). */
   void (*release)(void* user);
 
   /* Added after the first version: a transport built against an older

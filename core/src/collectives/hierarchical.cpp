@@ -6,7 +6,10 @@
 #include <string>
 
 #include "../host_memory.hpp"
+#include "../stream_failures.hpp"
+#include "group_outcome.hpp"
 #include "group_plan.hpp"
+#include "issue_order.hpp"
 #include "pipeline.hpp"
 #include "xal_common/host_collective.hpp"
 #include "xal_common/reduce.hpp"
@@ -25,10 +28,17 @@ struct Shared {
     const xal_backend_table_t* table = nullptr;
     std::vector<xal_bcomm_t*> comms;  // by position in the group; empty: not native
     // Per grouped call (numbered per rank): the rank that takes the group's
-    // slot as the first member saw it, and how many members have checked.
+    // slot as the first member saw it, how many members have checked, and
+    // the outcome of the taker's step that the other members wait for
+    // (when the leaders' exchange has more than one slot).
+    struct Claim {
+      uint32_t taker = 0;
+      size_t checked = 0;
+      std::shared_ptr<GroupOutcome> outcome;
+    };
     struct Claims {
       std::mutex mu;
-      std::map<uint64_t, std::pair<uint32_t, size_t>> taker;
+      std::map<uint64_t, Claim> taker;
     };
     std::shared_ptr<Claims> claims = std::make_shared<Claims>();
   };
@@ -39,13 +49,21 @@ struct Shared {
         if (c) g.table->comm_destroy(c);
   }
 
-  void abort() {
-    flat->rendezvous.abort();
-    if (leaders) leaders->rendezvous.abort();
+  void abort() { break_with(XAL_ERROR_ABORTED, "the communicator was aborted (xal_comm_abort)"); }
+
+  // Breaks both exchanges with `status` (sticky) and aborts the native
+  // groups: every pending and later call fails.
+  void break_with(xal_status_t status, const std::string& message) {
+    flat->rendezvous.break_with(status, message);
+    if (leaders) leaders->rendezvous.break_with(status, message);
     for (NativeGroup& g : native)
       for (xal_bcomm_t* c : g.comms)
         if (c && g.table->comm_abort) g.table->comm_abort(c);
-    error->record(XAL_ERROR_ABORTED);
+    error->record(status);
+  }
+  bool broken() const {
+    return flat->rendezvous.error() != XAL_SUCCESS ||
+           (leaders && leaders->rendezvous.error() != XAL_SUCCESS);
   }
 
   GroupPlan plan;
@@ -58,11 +76,21 @@ struct Shared {
   std::string description;
 };
 
+// The rank's IssueOrder: a gate waits as long as a call's staging waits
+// (pipeline.hpp), and one that gives up breaks the communicator.
+IssueOrder::Hooks order_hooks(const std::shared_ptr<Shared>& shared) {
+  IssueOrder::Hooks h;
+  h.limit = std::chrono::milliseconds(2 * uint64_t{shared->flat->rendezvous.timeout_ms()} + 1000);
+  h.broken = [shared] { return shared->broken(); };
+  h.on_stuck = [shared](const std::string& m) { shared->break_with(XAL_ERROR_TIMEOUT, m); };
+  return h;
+}
+
 class HierComm final : public CommImpl {
  public:
   HierComm(DeviceObj* device, uint32_t rank, std::shared_ptr<Shared> shared, HostMemory& host)
       : device_(device), t_(device->hdr.table), rank_(rank), shared_(std::move(shared)),
-        step_(device, host, shared_->chunk_bytes) {
+        order_(order_hooks(shared_)), step_(device, host, shared_->chunk_bytes) {
     const GroupPlan& p = shared_->plan;
     const auto& g = shared_->native[p.group_of[rank]];
     if (!g.comms.empty()) sub_ = g.comms[p.local_of[rank]];
@@ -181,11 +209,18 @@ class HierComm final : public CommImpl {
         return fail(device_, e.status(),
                     cat(e.what(), " [leaders' exchange: ", shared_->plan.describe_slots(), "]"));
       }
-    // The rest queues work on the stream. Inside a group it runs at
-    // xal_group_end, on a thread per rank (see defer_to_group_end).
+    // The rest queues work on the stream, in the rank's issue order (see
+    // issue_order.hpp). Inside a group it runs at xal_group_end (see
+    // defer_to_group_end).
     auto work = [this, d, send, recv, stream = st->native] {
-      return grouped(d) ? enqueue_grouped(d, send, recv, stream)
-                        : step_.enqueue(shared_->flat, rank_, d, send, recv, stream);
+      IssueOrder::Turn turn;
+      if (xal_status_t s = order_.begin(t_, stream, common::coll_name(d.kind), &turn); s)
+        return backend(s);
+      if (!grouped(d))
+        return step_.enqueue(shared_->flat, rank_, d, send, recv, stream, CallTies{std::move(turn), {}});
+      const xal_status_t s = enqueue_grouped(d, send, recv, stream);
+      IssueOrder::finish_on_stream(t_, stream, std::move(turn));
+      return s;
     };
     if (defer_to_group_end(this, work)) return XAL_SUCCESS;
     return work();
@@ -196,16 +231,24 @@ class HierComm final : public CommImpl {
   // reduce's root). Members that disagree (different roots or operations)
   // would put two ranks or none in one slot: the communicator is aborted
   // and COLLECTIVE_MISMATCH returned instead.
-  xal_status_t claim_slot(const CollDesc& d, uint32_t taker) {
+  // `outcome` is the call's outcome (see Shared::NativeGroup::Claim), or
+  // null when the leaders' exchange has one slot.
+  xal_status_t claim_slot(const CollDesc& d, uint32_t taker, std::shared_ptr<GroupOutcome>* outcome) {
     const GroupPlan& p = shared_->plan;
     Shared::NativeGroup& g = shared_->native[p.group_of[rank_]];
     const uint64_t call = grouped_calls_++;
     uint32_t other = taker;
     {
       std::lock_guard lock(g.claims->mu);
-      auto it = g.claims->taker.try_emplace(call, taker, size_t{0}).first;
-      other = it->second.first;
-      if (other == taker && ++it->second.second == g.comms.size()) g.claims->taker.erase(it);
+      auto [it, fresh] = g.claims->taker.try_emplace(call);
+      if (fresh) {
+        it->second.taker = taker;
+        if (shared_->leaders->rendezvous.size() > 1)
+          it->second.outcome = std::make_shared<GroupOutcome>();
+      }
+      other = it->second.taker;
+      *outcome = it->second.outcome;
+      if (other == taker && ++it->second.checked == g.comms.size()) g.claims->taker.erase(it);
     }
     if (other == taker) return XAL_SUCCESS;
     shared_->abort();
@@ -216,14 +259,75 @@ class HierComm final : public CommImpl {
                     other, "); the communicator was aborted"));
   }
 
+  // A grouped call: the native parts and the leaders' exchange. The rank
+  // that takes its group's slot reports its step's outcome; every other
+  // member of the group then waits for it on its stream (after its native
+  // part), so that a failure of the exchange reaches every member's stream.
   xal_status_t enqueue_grouped(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
                                xal_bstream_t* st) {
     const GroupPlan& p = shared_->plan;
+    std::shared_ptr<GroupOutcome> outcome;
+    bool taker_here = false;
     if (sub_) {
       const bool root_here = d.kind == CollKind::kReduce && p.group_of[d.root] == p.group_of[rank_];
       const uint32_t taker = root_here ? d.root : p.groups[p.group_of[rank_]].ranks[0];
-      if (xal_status_t e = claim_slot(d, taker); e) return e;
+      if (xal_status_t e = claim_slot(d, taker, &outcome); e) return e;
+      taker_here = taker == rank_;
     }
+    OutcomeReport report(taker_here ? outcome : nullptr);
+    const xal_status_t s = enqueue_grouped_parts(d, send, recv, st, report);
+    if (s != XAL_SUCCESS) {
+      xal_error_info_t e{};
+      e.struct_size = sizeof e;
+      xal_last_error(&e);
+      report.fail(s, e.message);
+    } else if (outcome && !taker_here) {
+      wait_for_outcome(std::move(outcome), d.kind, st);
+    }
+    return s;
+  }
+
+  struct OutcomeWait {
+    std::shared_ptr<GroupOutcome> outcome;
+    std::shared_ptr<Exchange> leaders;
+    CollKind kind;
+    xal_bstream_t* stream;
+  };
+  // Queues on `st` a host function that waits for the taker's outcome and
+  // reports its failure on `st`. Best effort: without host functions (or
+  // when the backend refuses it) the member's stream is not told.
+  void wait_for_outcome(std::shared_ptr<GroupOutcome> outcome, CollKind kind, xal_bstream_t* st) {
+    if (!t_->stream_enqueue_host_func) return;
+    auto w = std::make_unique<OutcomeWait>(OutcomeWait{std::move(outcome), shared_->leaders, kind, st});
+    if (t_->stream_enqueue_host_func(st, &run_outcome_wait, w.get()) == XAL_SUCCESS)
+      static_cast<void>(w.release());
+    else
+      clear_pending();
+  }
+  static void run_outcome_wait(void* user) noexcept {
+    std::unique_ptr<OutcomeWait> w(static_cast<OutcomeWait*>(user));
+    try {
+      std::string message;
+      const xal_status_t s = w->outcome->wait(
+          [&](std::string* m) -> xal_status_t {
+            try {
+              w->leaders->rendezvous.throw_if_broken(w->kind);
+              return XAL_SUCCESS;
+            } catch (const common::CollError& e) {
+              *m = e.what();
+              return e.status();
+            }
+          },
+          &message);
+      if (s != XAL_SUCCESS) note_stream_failure(w->stream, s, message);
+    } catch (...) {
+      // Out of memory: the failure stays in the communicator's async error.
+    }
+  }
+
+  xal_status_t enqueue_grouped_parts(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
+                                     xal_bstream_t* st, OutcomeReport& report) {
+    const GroupPlan& p = shared_->plan;
     const uint32_t slot = p.slot_of[rank_];
     const bool leader = p.local_of[rank_] == 0;
     const auto& ex = shared_->leaders;
@@ -231,10 +335,10 @@ class HierComm final : public CommImpl {
     // A leader alone in the exchange (one group) has nothing to exchange.
     auto leaders_step = [&](xal_devptr_t in) {
       if (ex->rendezvous.size() == 1 && in == recv) return XAL_SUCCESS;
-      return step_.enqueue(ex, slot, ld, in, recv, st);
+      return step_.enqueue(ex, slot, ld, in, recv, st, CallTies{{}, std::move(report)});
     };
     if (d.kind == CollKind::kAllreduce) {
-      if (!sub_) return step_.enqueue(ex, slot, ld, send, recv, st);
+      if (!sub_) return step_.enqueue(ex, slot, ld, send, recv, st, CallTies{{}, std::move(report)});
       const xal_op_t op = native_op(d);
       xal_status_t s = t_->reduce
           ? t_->reduce(sub_, send, recv, d.count, d.dtype, op, 0, st)
@@ -244,9 +348,9 @@ class HierComm final : public CommImpl {
         if (xal_status_t e = leaders_step(recv); e) return e;
       return backend(t_->broadcast(sub_, recv, recv, d.count, d.dtype, 0, st));
     }
-    if (d.kind == CollKind::kReduce) return enqueue_grouped_reduce(d, send, recv, st);
+    if (d.kind == CollKind::kReduce) return enqueue_grouped_reduce(d, send, recv, st, report);
     // Broadcast: the root's group first, then the leaders, then the others.
-    if (!sub_) return step_.enqueue(ex, slot, ld, send, recv, st);
+    if (!sub_) return step_.enqueue(ex, slot, ld, send, recv, st, CallTies{{}, std::move(report)});
     if (p.group_of[d.root] == p.group_of[rank_]) {
       const xal_status_t s =
           t_->broadcast(sub_, send, recv, d.count, d.dtype, p.local_of[d.root], st);
@@ -254,7 +358,8 @@ class HierComm final : public CommImpl {
       return leader ? leaders_step(recv) : XAL_SUCCESS;
     }
     if (leader)
-      if (xal_status_t e = step_.enqueue(ex, slot, ld, 0, recv, st); e) return e;
+      if (xal_status_t e = step_.enqueue(ex, slot, ld, 0, recv, st, CallTies{{}, std::move(report)}); e)
+        return e;
     return backend(t_->broadcast(sub_, recv, recv, d.count, d.dtype, 0, st));
   }
 
@@ -263,19 +368,21 @@ class HierComm final : public CommImpl {
   // then the leaders' reduce to the root's slot, which the root takes. Only
   // the root's receive buffer is written.
   xal_status_t enqueue_grouped_reduce(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
-                                      xal_bstream_t* st) {
+                                      xal_bstream_t* st, OutcomeReport& report) {
     const GroupPlan& p = shared_->plan;
     const auto& ex = shared_->leaders;
     const uint32_t slot = p.slot_of[rank_];
     const CollDesc ld = leaders_desc(d);
-    if (!sub_) return step_.enqueue(ex, slot, ld, send, rank_ == d.root ? recv : 0, st);
+    if (!sub_)
+      return step_.enqueue(ex, slot, ld, send, rank_ == d.root ? recv : 0, st,
+                           CallTies{{}, std::move(report)});
     const xal_op_t op = native_op(d);
     if (p.group_of[d.root] == p.group_of[rank_]) {
       const xal_status_t s =
           t_->reduce(sub_, send, recv, d.count, d.dtype, op, p.local_of[d.root], st);
       if (s < 0) return backend(s);
       if (rank_ != d.root || ex->rendezvous.size() == 1) return XAL_SUCCESS;
-      return step_.enqueue(ex, slot, ld, recv, recv, st);
+      return step_.enqueue(ex, slot, ld, recv, recv, st, CallTies{{}, std::move(report)});
     }
     const bool leader = p.local_of[rank_] == 0;
     xal_devptr_t out = recv;  // not written at a non-root rank
@@ -283,7 +390,8 @@ class HierComm final : public CommImpl {
       if (xal_status_t e = scratch(d.count * common::dtype_size(d.dtype), &out); e) return e;
     const xal_status_t s = t_->reduce(sub_, send, out, d.count, d.dtype, op, 0, st);
     if (s < 0) return backend(s);
-    return leader ? step_.enqueue(ex, slot, ld, out, 0, st) : XAL_SUCCESS;
+    return leader ? step_.enqueue(ex, slot, ld, out, 0, st, CallTies{{}, std::move(report)})
+                  : XAL_SUCCESS;
   }
 
   DeviceObj* device_;
@@ -292,6 +400,7 @@ class HierComm final : public CommImpl {
   std::shared_ptr<Shared> shared_;
   xal_bcomm_t* sub_ = nullptr;  // the group's native sub-communicator, if any
   uint64_t grouped_calls_ = 0;         // see claim_slot()
+  IssueOrder order_;
   std::vector<xal_devptr_t> scratch_;  // see scratch(); the last is the current one
   size_t scratch_bytes_ = 0;
   HostStep step_;

@@ -18,7 +18,11 @@
 // Host steps are queued on the rank's stream as host functions, so every
 // collective stays ordered on the stream and asynchronous to the caller.
 // Host-addressable memory (the mock's) is used in place; other memory is
-// staged in chunks, pipelined (pipeline.hpp).
+// staged in chunks, pipelined (pipeline.hpp). A rank's calls keep their
+// issue order across the streams of its device (issue_order.hpp). A
+// failure of the leaders' exchange reaches every member of a native group:
+// the members that did not take part wait for its outcome on their streams
+// (group_outcome.hpp).
 #pragma once
 
 #include <memory>

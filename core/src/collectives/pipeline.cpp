@@ -32,7 +32,10 @@ size_t out_blocks(CollKind k, uint32_t n) {
   return k == CollKind::kAllgather || k == CollKind::kAlltoall ? n : 1;
 }
 
-// The shared state of one call's chunks, kept alive by its host functions.
+using Clock = std::chrono::steady_clock;
+
+// The shared state of one call's chunks, kept alive by its host functions:
+// destroyed (ending its ties) once the last of them has run.
 struct Call {
   std::shared_ptr<Exchange> ex;
   uint32_t slot = 0;
@@ -44,11 +47,13 @@ struct Call {
   std::array<void*, HostStep::kSlots> in_buf{}, out_buf{};
   std::chrono::milliseconds wait_limit{0};
   xal_bstream_t* stream = nullptr;  // the caller's: where a failure is reported
+  CallTies ties;
 
   std::mutex mu;
   std::condition_variable cv;
   bool started = false, failed = false;
   size_t in_done = 0, host_done = 0, out_done = 0;
+  Clock::time_point progress_at;  // when the call last started or moved on
 
   size_t in_bytes(size_t k) const {
     return common::coll_in_elements(plan.chunk(desc, k), slot, ex->rendezvous.size()) * es;
@@ -72,11 +77,18 @@ struct Call {
     return XAL_SUCCESS;
   }
 
-  void fail(xal_status_t status) {
+  // Fails the call: the communicator's async error, the group members
+  // waiting for its outcome and, when `on_stream` (a failure inside the
+  // stream rather than one returned by the call), the caller's stream.
+  void fail(xal_status_t status, const std::string& message, bool on_stream = true) {
     ex->error->record(status);
-    std::lock_guard lock(mu);
-    failed = true;
-    cv.notify_all();
+    {
+      std::lock_guard lock(mu);
+      failed = true;
+      cv.notify_all();
+    }
+    if (on_stream) note_stream_failure(stream, status, message);
+    ties.report.fail(status, message);
   }
   bool is_failed() {
     std::lock_guard lock(mu);
@@ -101,31 +113,44 @@ struct Call {
     try {
       ex->rendezvous.run(slot, part);
     } catch (const common::CollError& e) {
-      fail(e.status());
-      note_stream_failure(stream, e.status(), e.what());
+      fail(e.status(), e.what());
     } catch (...) {
-      fail(XAL_ERROR_INTERNAL);
-      note_stream_failure(stream, XAL_ERROR_INTERNAL,
-                          cat(common::coll_name(desc.kind), ": the host step failed"));
+      fail(XAL_ERROR_INTERNAL, cat(common::coll_name(desc.kind), ": the host step failed"));
     }
   }
-  // Waits until `ready` holds (or the call failed); a wait past the limit
-  // fails the call with TIMEOUT rather than hang a stream.
+  // Waits until `ready` holds (or the call failed). Before the call has
+  // started on the caller's stream there is no limit (earlier work there is
+  // the caller's), but a broken communicator ends the wait (the call's runs
+  // then fail and report it). After that a wait past `wait_limit` without
+  // progress fails the call with TIMEOUT rather than hang a stream.
   void wait(const std::function<bool()>& ready) {
     std::unique_lock lock(mu);
-    if (cv.wait_for(lock, wait_limit, [&] { return failed || ready(); })) return;
-    failed = true;
-    cv.notify_all();
-    lock.unlock();
-    ex->error->record(XAL_ERROR_TIMEOUT);
-    note_stream_failure(stream, XAL_ERROR_TIMEOUT,
-                        cat(common::coll_name(desc.kind), ": timed out after ",
-                            wait_limit.count(), " ms waiting for its staging copies"));
+    const Clock::time_point began = Clock::now();
+    while (!failed && !ready()) {
+      if (!started) {
+        lock.unlock();
+        const bool broken = ex->rendezvous.error() != XAL_SUCCESS;
+        lock.lock();
+        if (broken) return;
+        cv.wait_for(lock, IssueOrder::kPoll);
+        continue;
+      }
+      const Clock::time_point deadline = std::max(began, progress_at) + wait_limit;
+      if (Clock::now() >= deadline) {
+        lock.unlock();
+        fail(XAL_ERROR_TIMEOUT,
+             cat(common::coll_name(desc.kind), ": timed out after ", wait_limit.count(),
+                 " ms waiting for its staging copies"));
+        return;
+      }
+      cv.wait_until(lock, deadline);
+    }
   }
   template <class T>
   void set(T Call::*field, T value) {
     std::lock_guard lock(mu);
     this->*field = value;
+    progress_at = Clock::now();
     cv.notify_all();
   }
 };
@@ -214,9 +239,10 @@ void HostStep::open_copy_streams() {
 
 xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slot,
                                const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
-                               xal_bstream_t* stream) {
+                               xal_bstream_t* stream, CallTies ties) {
   const uint32_t n = ex->rendezvous.size();
   auto call = std::make_shared<Call>();
+  call->ties = std::move(ties);
   call->ex = ex;
   call->slot = slot;
   call->desc = d;
@@ -231,16 +257,22 @@ xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slo
   const bool stage_in = total_in && !call->in_view;
   const bool stage_out = total_out && !call->out_view;
   const size_t chunks = call->plan.chunks;
+  // A failure to queue the call: returned (its detail set), and told to
+  // the host functions already queued and to the group members waiting.
+  auto refused = [&](xal_status_t s) {
+    xal_error_info_t e{};
+    e.struct_size = sizeof e;
+    xal_last_error(&e);
+    call->fail(s, e.message, false);
+    return s;
+  };
+  auto failed = [&](xal_status_t s) { return refused(fail_backend(device_->backend, device_, s)); };
   for (size_t j = 0; j < kSlots && j < chunks; ++j) {
     if (stage_in && !(call->in_buf[j] = in_[j]->get(std::max<size_t>(call->in_bytes(j), 1))))
-      return XAL_ERROR_OUT_OF_HOST_MEMORY;
+      return refused(XAL_ERROR_OUT_OF_HOST_MEMORY);
     if (stage_out && !(call->out_buf[j] = out_[j]->get(std::max<size_t>(call->out_bytes(j), 1))))
-      return XAL_ERROR_OUT_OF_HOST_MEMORY;
+      return refused(XAL_ERROR_OUT_OF_HOST_MEMORY);
   }
-  auto failed = [&](xal_status_t s) {
-    call->fail(s);
-    return fail_backend(device_->backend, device_, s);
-  };
   const size_t ib = in_blocks(d.kind, n), ob = out_blocks(d.kind, n);
   // Chunk k's device-to-host copies into staging slot j, and back.
   auto copy_in = [&](xal_bstream_t* s, size_t k, size_t j) {
@@ -267,6 +299,10 @@ xal_status_t HostStep::enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slo
       if (stage_out)
         if (xal_status_t s = copy_out(stream, k, j); s) return failed(s);
     }
+    // Over on return: the next call (maybe on another stream) refills the
+    // staging buffers the last copy back reads.
+    if (stage_out)
+      if (xal_status_t s = t_->stream_synchronize(stream); s) return failed(s);
     return XAL_SUCCESS;
   }
 

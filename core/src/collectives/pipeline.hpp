@@ -28,6 +28,13 @@
 // the caller's stream stays ordered: the call's first host function
 // releases the copy-in stream, its last waits for the final copy back.
 // A backend without host functions runs the chunks on the calling thread.
+//
+// Waits between the streams time out only once the call has started on the
+// caller's stream (its rank arrived): before that, a copy stream waits as
+// long as the caller's stream takes to reach the call (earlier work there
+// is the caller's), unless the communicator breaks. After that, a wait
+// fails with TIMEOUT when the call makes no progress (no chunk copied or
+// run) for 2 x the communicator's timeout + 1 s.
 #pragma once
 
 #include <array>
@@ -36,6 +43,8 @@
 #include <mutex>
 
 #include "../runtime.hpp"
+#include "group_outcome.hpp"
+#include "issue_order.hpp"
 #include "staging_buffer.hpp"
 #include "xal_common/host_collective.hpp"
 
@@ -77,9 +86,20 @@ ChunkPlan plan_chunks(const common::CollDesc& d, uint32_t n, size_t chunk_bytes)
 // Thread-safe (reads the environment).
 xal_status_t chunk_bytes_from_env(size_t* out);
 
+// What ties one call to others, held until the call is over (its last host
+// function has run): the rank's turn in its issue order, and the outcome
+// the other members of the rank's native group wait for (when this rank
+// takes the group's slot).
+struct CallTies {
+  IssueOrder::Turn turn;
+  OutcomeReport report;
+};
+
 // One rank's staging state. Not thread-safe: the rank's communicator uses
 // it from one thread at a time (calls on one communicator are serialised by
-// the caller, as for every xal_comm_t).
+// the caller, as for every xal_comm_t). Its buffers and copy streams serve
+// one call at a time: the rank's IssueOrder keeps a call that is queued on
+// another stream from starting before the previous one is over.
 class HostStep {
  public:
   static constexpr size_t kSlots = 3;
@@ -91,10 +111,11 @@ class HostStep {
   // Queues this rank's part of `d` at `slot` of `ex` on `stream`: `send` is
   // read, `recv` written (either may be 0 where the collective leaves it
   // unused at this slot). Returns an error with the detail set; failures of
-  // the run itself go to ex->error.
+  // the run itself go to ex->error, the stream (note_stream_failure) and
+  // ties.report. `ties` is held until the call is over.
   xal_status_t enqueue(const std::shared_ptr<Exchange>& ex, uint32_t slot,
                        const common::CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
-                       xal_bstream_t* stream);
+                       xal_bstream_t* stream, CallTies ties = {});
 
  private:
   void* host_view(xal_devptr_t ptr, size_t bytes) const;

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "../host_memory.hpp"
+#include "../stream_failures.hpp"
+#include "issue_order.hpp"
 #include "staging_buffer.hpp"
 #include "transport_step.hpp"
 #include "xal_common/reduce.hpp"
@@ -33,11 +35,15 @@ class Shared {
 
   void adopt() { owns_ = true; }
   const ProcessLayout& layout() const { return layout_; }
+  uint32_t timeout_ms() const { return timeout_ms_; }
   std::string description;
 
   // Local rank `i`'s part of its next call. Throws CollError.
   void run(uint32_t i, const common::HostPart& part) {
     std::unique_lock lock(mu_);
+    // Once broken, parts_ is not touched: a leader still in its step (that
+    // a rank gave up waiting for) may be reading it.
+    if (error_ != XAL_SUCCESS) throw_broken(part.desc.kind);
     parts_[i] = part;
     const uint64_t gen = generation_;
     arrive(lock, i, Clock::now() + std::chrono::milliseconds(timeout_ms_));
@@ -67,12 +73,20 @@ class Shared {
     }
   }
 
-  void abort() {
+  void abort() { fail(XAL_ERROR_ABORTED, "the communicator was aborted (xal_comm_abort)"); }
+
+  // Breaks the communicator with `status` (sticky) and aborts the
+  // transport: every pending and later call fails.
+  void fail(xal_status_t status, const std::string& message) {
     {
       std::lock_guard lock(mu_);
-      break_with(XAL_ERROR_ABORTED, "the communicator was aborted (xal_comm_abort)");
+      break_with(status, message);
     }
     if (transport_.abort) transport_.abort(transport_.user);
+  }
+  bool broken() {
+    std::lock_guard lock(mu_);
+    return error_ != XAL_SUCCESS;
   }
 
   void throw_if_broken(CollKind kind) {
@@ -140,19 +154,27 @@ class Shared {
   xal_status_t async_error_ = XAL_SUCCESS;
 };
 
+// One local rank's part of a call. Holds the rank's turn (issue_order.hpp)
+// when nothing of the call follows it on the stream.
 struct Job {
   std::shared_ptr<Shared> shared;
   uint32_t local = 0;
   common::HostPart part;
+  xal_bstream_t* stream = nullptr;  // the caller's: where a failure is reported
+  IssueOrder::Turn turn;
 };
 
+// A failure is the communicator's async error (recorded by Shared) and the
+// stream's, as on the hierarchical path.
 void run_job(Job& job) noexcept {
   try {
     job.shared->run(job.local, job.part);
-  } catch (const CollError&) {
-    // Recorded as the async error by Shared.
+  } catch (const CollError& e) {
+    note_stream_failure(job.stream, e.status(), e.what());
   } catch (...) {
     job.shared->record(XAL_ERROR_INTERNAL);
+    note_stream_failure(job.stream, XAL_ERROR_INTERNAL,
+                        cat(common::coll_name(job.part.desc.kind), ": the host step failed"));
   }
 }
 
@@ -165,7 +187,8 @@ class TransportComm final : public CommImpl {
  public:
   TransportComm(DeviceObj* device, uint32_t local, std::shared_ptr<Shared> shared,
                 HostMemory& host)
-      : device_(device), local_(local), shared_(std::move(shared)), in_(host), out_(host) {}
+      : device_(device), local_(local), shared_(std::move(shared)), order_(order_hooks(shared_)),
+        in_(host), out_(host) {}
   ~TransportComm() override {
     device_->hdr.table->device_synchronize(device_->native);  // staging copies in flight
     clear_pending();
@@ -231,15 +254,29 @@ class TransportComm final : public CommImpl {
     return work();
   }
 
-  // Queues the staging copies and the host step of one call on `stream`.
+  // A gate waits as long as a local rank waits for its leader's step, and
+  // one that gives up breaks the communicator (issue_order.hpp).
+  static IssueOrder::Hooks order_hooks(const std::shared_ptr<Shared>& shared) {
+    IssueOrder::Hooks h;
+    h.limit = std::chrono::milliseconds(3 * uint64_t{shared->timeout_ms()} + 1000);
+    h.broken = [shared] { return shared->broken(); };
+    h.on_stuck = [shared](const std::string& m) { shared->fail(XAL_ERROR_TIMEOUT, m); };
+    return h;
+  }
+
+  // Queues the staging copies and the host step of one call on `stream`,
+  // in the rank's issue order.
   xal_status_t enqueue(const CollDesc& d, xal_devptr_t send, xal_devptr_t recv,
                        xal_bstream_t* stream) {
+    const xal_backend_table_t* t = device_->hdr.table;
+    IssueOrder::Turn turn;
+    if (xal_status_t s = order_.begin(t, stream, common::coll_name(d.kind), &turn); s)
+      return backend_failed(s);
     const ProcessLayout& l = shared_->layout();
     const uint32_t rank = l.base() + local_;
     const size_t es = common::dtype_size(d.dtype);
     const size_t in_bytes = common::coll_in_elements(d, rank, l.size) * es;
     const size_t out_bytes = common::coll_out_elements(d, rank, l.size) * es;
-    const xal_backend_table_t* t = device_->hdr.table;
     auto job = std::make_unique<Job>();
     job->shared = shared_;
     job->local = local_;
@@ -254,6 +291,8 @@ class TransportComm final : public CommImpl {
     if (stage_out && !(out = out_.get(out_bytes))) return XAL_ERROR_OUT_OF_HOST_MEMORY;
     job->part.in = in;
     job->part.out = out;
+    job->stream = stream;
+    if (!stage_out) job->turn = std::move(turn);  // over with the host step
     if (t->stream_enqueue_host_func) {
       Job* raw = job.release();
       if (xal_status_t s = t->stream_enqueue_host_func(stream, run_job_host_func, raw); s) {
@@ -266,15 +305,20 @@ class TransportComm final : public CommImpl {
       if (xal_status_t s = t->stream_synchronize(stream); s) return backend_failed(s);
       run_job(*job);
     }
-    if (stage_out)
-      if (xal_status_t s = t->memcpy_htod(stream, recv, out, out_bytes); s) return backend_failed(s);
+    if (!stage_out) return XAL_SUCCESS;
+    if (xal_status_t s = t->memcpy_htod(stream, recv, out, out_bytes); s) return backend_failed(s);
+    // Over once the copy back has read the staging buffer.
+    if (!t->stream_enqueue_host_func)
+      if (xal_status_t s = t->stream_synchronize(stream); s) return backend_failed(s);
+    IssueOrder::finish_on_stream(t, stream, std::move(turn));
     return XAL_SUCCESS;
   }
 
   DeviceObj* device_;
   const uint32_t local_;
   std::shared_ptr<Shared> shared_;
-  StagingBuffer in_, out_;
+  IssueOrder order_;
+  StagingBuffer in_, out_;  // one call at a time: order_ keeps them so
 };
 
 }  // namespace

@@ -11,9 +11,16 @@
 // then the local ranks meet again and return.
 //
 // Failures: a local rank or a process that does not arrive in time gives
-// TIMEOUT, xal_comm_abort gives ABORTED; both are sticky (the communicator
-// is broken; later calls fail at once). Ranks that disagree give
-// COLLECTIVE_MISMATCH for that call only, on every rank of every process.
+// TIMEOUT, xal_comm_abort gives ABORTED, a failed transport call its
+// status; these are sticky (the communicator is broken; later calls fail
+// at once). Ranks that disagree give COLLECTIVE_MISMATCH for that call
+// only, on every rank of every process. A call that fails on its stream
+// fails that stream's next synchronize (note_stream_failure) and is the
+// communicator's async error.
+//
+// A rank's calls keep their issue order across the streams of its device
+// (issue_order.hpp): its staging buffers and its slot in the local meeting
+// serve one call at a time.
 #pragma once
 
 #include <memory>

@@ -61,6 +61,13 @@ xal_status_t td_init(const xal_backend_init_args_t* args, xal_backend_t** out) {
     b->name = plugin_name();
     b->async = config_uint(b->services, "XAL_TESTDEV_ASYNC", 0) != 0;
     b->host_ptr = config_uint(b->services, "XAL_TESTDEV_NO_HOST_PTR", 0) == 0;
+    if (const char* f = b->services->get_config("XAL_TESTDEV_FAIL_DTOH"); f && *f) {
+      const std::string spec = f;
+      const size_t colon = spec.find(':');
+      if (colon != std::string::npos && spec.substr(0, colon) == b->name)
+        b->fail_dtoh = std::strtoull(spec.c_str() + colon + 1, nullptr, 10);
+    }
+    b->htod_delay_ms = config_uint(b->services, "XAL_TESTDEV_HTOD_DELAY_MS", 0);
     const uint64_t n = config_uint(b->services, "XAL_TESTDEV_DEVICES", 2);
     const uint64_t mem = config_uint(b->services, "XAL_TESTDEV_MEMORY", 1ull << 30);
     for (uint64_t i = 0; i < n; ++i) {
@@ -240,11 +247,20 @@ xal_status_t td_host_func(xal_bstream_t* stream, void (*fn)(void*), void* user) 
 }
 
 xal_status_t td_htod(xal_bstream_t* s, xal_devptr_t dst, const void* src, size_t n) {
-  as<Stream>(s)->enqueue([=] { std::memcpy(reinterpret_cast<void*>(dst), src, n); });
+  Stream* stream = as<Stream>(s);
+  const uint64_t delay = stream->async ? stream->device->backend->htod_delay_ms : 0;
+  stream->enqueue([=] {
+    if (delay) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    std::memcpy(reinterpret_cast<void*>(dst), src, n);
+  });
   return XAL_SUCCESS;
 }
 
 xal_status_t td_dtoh(xal_bstream_t* s, void* dst, xal_devptr_t src, size_t n) {
+  Backend* b = as<Stream>(s)->device->backend;
+  if (b->fail_dtoh && ++b->dtohs == b->fail_dtoh)
+    return error(b, XAL_ERROR_BACKEND, 999, "TESTDEV_ERROR_INJECTED",
+                 "testdev: injected memcpy_dtoh failure (XAL_TESTDEV_FAIL_DTOH)");
   as<Stream>(s)->enqueue([=] { std::memcpy(dst, reinterpret_cast<const void*>(src), n); });
   return XAL_SUCCESS;
 }

@@ -6,9 +6,15 @@
 //   XAL_TESTDEV_MEMORY       bytes per device (default 1 GiB)
 //   XAL_TESTDEV_ASYNC        1: streams run on worker threads
 //   XAL_TESTDEV_NO_HOST_PTR  1: no device_ptr_to_host entry behaviour
+//   XAL_TESTDEV_FAIL_DTOH    NAME:N: the Nth memcpy_dtoh (from 1) of the
+//                            instance loaded as NAME (testdev, testdev2)
+//                            fails with XAL_ERROR_BACKEND (fault injection)
+//   XAL_TESTDEV_HTOD_DELAY_MS  each memcpy_htod on an asynchronous stream
+//                            waits this long before it copies
 // Built in several variants (TESTDEV_VARIANT) to test the loader.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -66,6 +72,9 @@ struct Backend {
   std::string name;
   bool async = false;
   bool host_ptr = true;
+  uint64_t fail_dtoh = 0;           // XAL_TESTDEV_FAIL_DTOH for this instance (0: none)
+  std::atomic<uint64_t> dtohs{0};   // memcpy_dtoh calls so far
+  uint64_t htod_delay_ms = 0;       // XAL_TESTDEV_HTOD_DELAY_MS
   std::vector<std::unique_ptr<Device>> devices;
   std::mutex mu;
   std::map<void*, size_t> registered;  // host_register
