@@ -8,15 +8,14 @@
 // same on the process's CPU clock (cpu_ratio_*: the work every thread of
 // the process did per byte, which other processes on a busy machine do not
 // disturb). Google Benchmark calls a case several times while it settles
-// the iteration count; the rounds run on the first call only and every
-// call reports their counters.
+// the iteration count; the rounds run once per reported run (RoundsCache)
+// and every call reports their counters. The cases share the process's xal
+// session (Session).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <string>
-#include <utility>
 
 #include "session.hpp"
 #include "subcommands.hpp"
@@ -112,9 +111,10 @@ void run_memcpy(benchmark::State& state, size_t bytes) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
 }
 
-void run_device(benchmark::State& state, Dir dir, Path path, size_t bytes) {
-  auto session = Session::open(state, 1);
-  if (!session) {
+void run_device(benchmark::State& state, const std::string& name, Dir dir,
+                Path path, size_t bytes) {
+  const Session* session = Session::acquire(state, 1);
+  if (session == nullptr) {
     return;
   }
   DeviceSide d;
@@ -181,11 +181,8 @@ void run_device(benchmark::State& state, Dir dir, Path path, size_t bytes) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
 
   if (path == Path::kXal) {
-    // The rounds' figures of this direction and size, once per process
-    // (benchmarks run one at a time).
-    static std::map<std::pair<Dir, size_t>, benchmark::UserCounters> rounds;
-    auto [it, first] = rounds.try_emplace({dir, bytes});
-    if (first) {
+    static RoundsCache rounds;  // benchmarks run one at a time
+    rounds.apply(state, name, [&](benchmark::UserCounters* counters) {
       const int64_t calls = std::clamp<int64_t>(
           static_cast<int64_t>((size_t{128} << 20) / bytes), 2, 4000);
       Cost x, dr, m;
@@ -195,19 +192,16 @@ void run_device(benchmark::State& state, Dir dir, Path path, size_t bytes) {
         m.keep_best(measure(host_copy, calls));
       }
       if (!ok(state, status, "copy")) {
-        rounds.erase(it);
-        return;
+        return false;
       }
-      it->second = {{"ratio_vs_direct", dr.wall_ns / x.wall_ns},
-                    {"ratio_vs_memcpy", m.wall_ns / x.wall_ns},
-                    {"cpu_ratio_vs_direct", dr.cpu_ns / x.cpu_ns},
-                    {"cpu_ratio_vs_memcpy", m.cpu_ns / x.cpu_ns},
-                    {"xal_GBps", static_cast<double>(bytes) / x.wall_ns},
-                    {"memcpy_GBps", static_cast<double>(bytes) / m.wall_ns}};
-    }
-    for (const auto& [name, counter] : it->second) {
-      state.counters[name] = counter;
-    }
+      *counters = {{"ratio_vs_direct", dr.wall_ns / x.wall_ns},
+                   {"ratio_vs_memcpy", m.wall_ns / x.wall_ns},
+                   {"cpu_ratio_vs_direct", dr.cpu_ns / x.cpu_ns},
+                   {"cpu_ratio_vs_memcpy", m.cpu_ns / x.cpu_ns},
+                   {"xal_GBps", static_cast<double>(bytes) / x.wall_ns},
+                   {"memcpy_GBps", static_cast<double>(bytes) / m.wall_ns}};
+      return true;
+    });
   }
 }
 
@@ -227,8 +221,8 @@ void register_copy_benchmarks() {
                                  (path == Path::kXal ? "xal/" : "direct/") +
                                  size;
         benchmark::RegisterBenchmark(
-            name.c_str(), [dir, path, bytes](benchmark::State& state) {
-              run_device(state, dir, path, bytes);
+            name.c_str(), [name, dir, path, bytes](benchmark::State& state) {
+              run_device(state, name, dir, path, bytes);
             })->UseRealTime();
       }
     }

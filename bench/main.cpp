@@ -7,7 +7,8 @@
 //   xal-bench list           the subcommands
 //
 // Everything after the subcommand goes to Google Benchmark. Backends come
-// from XAL_BACKENDS, else the mock. Exits 1 when a benchmark failed.
+// from XAL_BACKENDS, else the mock. Exits 1 when a benchmark failed. Ends
+// with a line on stderr: how many xal sessions and sets of rounds it took.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -76,7 +77,13 @@ int run(int argc, char** argv) {
     return 2;
   }
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
+  xal::bench::Session::close();
   benchmark::Shutdown();
+  // What the run cost besides the benchmarks' loops: each session is an
+  // xal_init (a context on a GPU), each set of rounds a case's own timing.
+  std::cerr << "xal-bench: " << xal::bench::Session::opened()
+            << " xal session(s), " << xal::bench::RoundsCache::measured()
+            << " set(s) of rounds\n";
   if (ran == 0) {
     std::cerr << "xal-bench: no benchmark matched the filter\n";
     return 1;

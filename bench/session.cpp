@@ -2,10 +2,16 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <utility>
 
 namespace xal::bench {
 namespace {
 std::atomic<bool> g_failed{false};
+// Set when a case failed: the next one starts on a fresh session.
+bool g_reopen = false;
+// The open session, if any, and how many were opened (see Session).
+std::unique_ptr<Session> g_session;
+int g_opened = 0;
 }  // namespace
 
 std::string error_text(xal_status_t status) {
@@ -20,6 +26,7 @@ std::string error_text(xal_status_t status) {
 
 void fail(benchmark::State& state, const std::string& message) {
   g_failed = true;
+  g_reopen = true;
   state.SkipWithError(message.c_str());
 }
 
@@ -33,15 +40,22 @@ bool ok(benchmark::State& state, xal_status_t status, const char* what) {
 
 bool any_failed() { return g_failed; }
 
-std::unique_ptr<Session> Session::open(benchmark::State& state,
-                                       int validation) {
+const Session* Session::acquire(benchmark::State& state, int validation) {
+  if (g_session && (g_session->validation_ != validation || g_reopen)) {
+    close();
+  }
+  if (g_session) {
+    return g_session.get();
+  }
+  g_reopen = false;
   const char* backends = std::getenv("XAL_BACKENDS");
   xal_init_options_t options{};
   options.struct_size = sizeof(options);
   options.backends = (backends != nullptr && backends[0] != '\0') ? nullptr
                                                                    : "mock";
   options.validation = validation;
-  auto session = std::make_unique<Session>(Key{});
+  auto session = std::make_unique<Session>(Key{}, validation);
+  ++g_opened;
   if (!ok(state, xal_init(&options), "xal_init")) {
     return nullptr;
   }
@@ -57,8 +71,13 @@ std::unique_ptr<Session> Session::open(benchmark::State& state,
   if (!ok(state, xal_device_get(0, &session->device_), "xal_device_get")) {
     return nullptr;
   }
-  return session;
+  g_session = std::move(session);
+  return g_session.get();
 }
+
+void Session::close() { g_session.reset(); }
+
+int Session::opened() { return g_opened; }
 
 Session::~Session() {
   if (initialised_) {

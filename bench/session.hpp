@@ -1,5 +1,6 @@
-// Shared by every xal-bench subcommand: an xal session per benchmark run,
-// error reporting into Google Benchmark, and paired timing of two calls.
+// Shared by every xal-bench subcommand: the process's xal session, error
+// reporting into Google Benchmark, figures measured once per reported run,
+// and paired timing of two calls.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -9,22 +10,37 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "xal/xal.h"
 
 namespace xal::bench {
 
-// xal_init on construction, xal_shutdown on destruction. `validation` is
-// 0 (off) or 1 (on). Backends: XAL_BACKENDS when set, else "mock".
-// Not thread-safe: one session at a time in the process.
+// The process's xal session: xal_init on first use, then kept for the
+// following cases; xal_shutdown when a case asks for the other validation
+// setting, after a case failed (so the next one starts clean), or at
+// close(), which main() calls after the benchmarks. Google Benchmark calls a
+// case's function once per iteration count it tries (about 7 times for a
+// cheap call) and a real driver takes a noticeable time to make and destroy
+// a context, so a session per call made a short run on a GPU take tens of
+// seconds. `validation` is 0 (off) or 1 (on). Backends: XAL_BACKENDS when
+// set, else "mock".
+// Not thread-safe: benchmark functions run one at a time, on one thread.
 class Session {
  public:
-  // Returns nullptr and skips `state` with the reason when init fails or
-  // there is no device.
-  static std::unique_ptr<Session> open(benchmark::State& state,
-                                       int validation);
+  // The open session with `validation`, opening it when needed. Returns
+  // nullptr and skips `state` with the reason when init fails or there is
+  // no device. The session stays owned here; valid until the next acquire
+  // or close.
+  static const Session* acquire(benchmark::State& state, int validation);
+  // Shuts the open session down, if any.
+  static void close();
+  // How many sessions this process has opened (xal-bench prints it).
+  static int opened();
+
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session();
@@ -32,15 +48,70 @@ class Session {
   xal_device_t device() const { return device_; }
 
  private:
-  struct Key {};  // only open() makes sessions
+  struct Key {};  // only acquire() makes sessions
 
  public:
-  explicit Session(Key) {}
+  Session(Key, int validation) : validation_(validation) {}
 
  private:
+  int validation_ = 0;  // as given to xal_init
   bool initialised_ = false;
   xal_device_t device_ = nullptr;
 };
+
+// Figures a case measures itself, besides Google Benchmark's loop (the
+// alternating rounds of time_pair and the like), kept across the calls
+// that make one reported run. Google Benchmark calls a case's function with
+// growing iteration counts until the time is long enough and reports the
+// last call; each further --benchmark_repetitions is one more call with
+// that same count. So the figures are measured on a case's first call and
+// again whenever the iteration count does not grow (a new repetition):
+// every reported run has figures of its own, and the calls that only settle
+// the count do not repeat the rounds. Keyed by the case's name.
+// Not thread-safe (benchmarks run one at a time).
+class RoundsCache {
+ public:
+  // Sets `state`'s counters from the kept figures of case `name`, running
+  // `measure` (bool(benchmark::UserCounters*); false when it failed, and
+  // then nothing is kept or set) when the case has none for this run.
+  template <typename Measure>
+  void apply(benchmark::State& state, const std::string& name,
+             Measure&& measure);
+
+  // How many times `measure` ran in this process (xal-bench prints it).
+  static int measured() { return measured_; }
+
+ private:
+  struct Entry {
+    int64_t iterations = 0;  // the count of the call that measured or reused
+    benchmark::UserCounters counters;
+  };
+  std::map<std::string, Entry> entries_;
+  static inline int measured_ = 0;
+};
+
+template <typename Measure>
+void RoundsCache::apply(benchmark::State& state, const std::string& name,
+                        Measure&& measure) {
+  const int64_t count = static_cast<int64_t>(state.max_iterations);
+  auto it = entries_.find(name);
+  if (it == entries_.end() || count <= it->second.iterations) {
+    benchmark::UserCounters counters;
+    ++measured_;
+    if (!measure(&counters)) {
+      if (it != entries_.end()) {
+        entries_.erase(it);
+      }
+      return;
+    }
+    it = entries_.insert_or_assign(name, Entry{count, std::move(counters)})
+             .first;
+  }
+  it->second.iterations = count;
+  for (const auto& [key, counter] : it->second.counters) {
+    state.counters[key] = counter;
+  }
+}
 
 // "XAL_ERROR_...: message" of the calling thread's last error.
 std::string error_text(xal_status_t status);

@@ -24,11 +24,11 @@
 #   DIR/gpu-check.sh --only STEP,STEP... [--out OUT]
 #                                         only the steps named (to run again
 #                                         the ones that failed): xal-info,
-#                                         xal-smi, kernels, conformance,
-#                                         bench-copy,
+#                                         xal-smi, kernels, rawbench,
+#                                         conformance, bench-copy,
 #                                         bench-dispatch, mixed-collectives,
 #                                         coll-thread, coll-driver, nccl,
-#                                         peer-collectives, rawbench.
+#                                         peer-collectives.
 #   tools/gpu-check.sh [--simulate] [--out OUT]
 #                                         on a GPU machine that can build xal
 #                                         itself (scripts/deps.sh installed):
@@ -36,23 +36,31 @@
 #                                         then the run, in one go. The build
 #                                         is not counted in the run's time.
 #
-# The run: system facts (nvidia-smi), xal-info, xal-smi --json (NVML's
-# sensors and Xid events as xal reports them), xal-cuda-kernelcheck (xal's
-# embedded kernels, every dtype and op, against the host), the conformance
-# suite in
-# full on the CUDA devices (XAL_BACKENDS=cuda), xal-bench copy and dispatch,
-# every collective on the CUDA devices with a mock card (collectives_check,
-# then xal-bench coll with the backend's host function threads and without),
-# xal-bench coll through NCCL when the machine has a libnccl.so.2 (on the
-# simulated driver: the bundle's simulated NCCL),
-# the plugin's collectives without NCCL checked and timed against the
-# core's path when it has two CUDA devices or more,
-# and xal-cuda-rawbench (raw driver API against xal, same run). It stops
-# each step at its own time limit so that the whole run stays under 8
-# minutes on one GPU (the limits add up to 460 s; 500 s with the peer
-# step, which needs two). summary.txt lists each step's outcome and the targets:
-# H2D/D2H page-locked >= 0.98 of raw from 1 MiB, D2D >= 0.98, launch
-# overhead <= 0.2 us over cuLaunchKernel.
+# The run, in this order: system facts (nvidia-smi), xal-info, xal-smi
+# --json (NVML's sensors and Xid events as xal reports them),
+# xal-cuda-kernelcheck (xal's embedded kernels, every dtype and op, against
+# the host), xal-cuda-rawbench (raw driver API against xal, same run: the
+# issue's targets), the conformance suite in full on the CUDA devices
+# (XAL_BACKENDS=cuda), xal-bench copy and dispatch, every collective on the
+# CUDA devices with a mock card (collectives_check, then xal-bench coll with
+# the backend's host function threads and without), xal-bench coll through
+# NCCL when the machine has a libnccl.so.2 (on the simulated driver: the
+# bundle's simulated NCCL), and the plugin's collectives without NCCL
+# checked and timed against the core's path when it has two CUDA devices or
+# more.
+#
+# Time: each step and every other outside command has a time limit, and
+# the run a deadline, 450 s from its start (GPU_CHECK_DEADLINE_S seconds
+# when set): a step's limit is cut to what is left, and steps that would
+# start with under 10 s left are listed as not run, so that the whole run
+# stays under 8 minutes on one GPU. summary.txt is rewritten after every
+# step; at the end, or when the run is stopped (INT, TERM, HUP: the step
+# running is stopped and listed as INTERRUPTED), summary.txt and the
+# --archive are written from what there is. summary.txt lists each step's
+# outcome and the targets: H2D/D2H page-locked >= 0.98 of raw from 1 MiB
+# (against raw copies from registered pages, the kind xal_host_alloc
+# makes), D2D >= 0.98, launch overhead <= 0.2 us over cuLaunchKernel.
+# Files an earlier run left in OUT go into OUT/earlier-<time>/ first.
 set -u -o pipefail
 
 usage() {
@@ -113,7 +121,7 @@ prepare() {
     >"$dest/.build.log" 2>&1 ||
     { tail -40 "$dest/.build.log"; die "build failed"; }
 
-  rm -rf "$dest/bin" "$dest/lib"
+  rm -rf "${dest:?}/bin" "${dest:?}/lib"
   mkdir -p "$dest/bin" "$dest/lib/xal" "$dest/lib/cuda-sim"
   local f
   for f in xal-info xal-smi xal-conform xal-conform-suite xal-bench xal-cuda-rawbench \
@@ -200,7 +208,7 @@ verify_bundle() {
 # start.
 preflight() {
   local bundle="$1" err
-  err="$(env -u LD_LIBRARY_PATH "$bundle/bin/xal-info" --help 2>&1 >/dev/null)" &&
+  err="$(bounded 20 env -u LD_LIBRARY_PATH "$bundle/bin/xal-info" --help 2>&1 >/dev/null)" &&
     { echo "C++ runtime: the bundle's"; return 0; }
   if [[ "$err" != *libstdc++.so.6* && "$err" != *libgcc_s.so.1* ]]; then
     echo "gpu-check: the bundle's programs do not start here:" >&2
@@ -214,7 +222,7 @@ preflight() {
     rm -f "$bundle/lib/xal/$lib"
   done
   local retry
-  if ! retry="$(env -u LD_LIBRARY_PATH "$bundle/bin/xal-info" --help 2>&1 >/dev/null)"; then
+  if ! retry="$(bounded 20 env -u LD_LIBRARY_PATH "$bundle/bin/xal-info" --help 2>&1 >/dev/null)"; then
     echo "gpu-check: the bundle's programs do not start here, with the bundle's" >&2
     echo "C++ runtime ($(echo "$err" | head -1)) nor with this machine's:" >&2
     echo "$retry" | head -5 >&2
@@ -224,9 +232,46 @@ preflight() {
 }
 STEPS=()
 declare -A OUTCOME=()
-ALL_STEPS=(xal-info xal-smi kernels conformance bench-copy bench-dispatch mixed-collectives
-           coll-thread coll-driver nccl peer-collectives rawbench)
+ALL_STEPS=(xal-info xal-smi kernels rawbench conformance bench-copy bench-dispatch
+           mixed-collectives coll-thread coll-driver nccl peer-collectives)
 ONLY=()  # --only: the steps to run; empty runs them all
+
+# The run's deadline: no step runs past it, the later ones are listed as
+# not run, then summary.txt and the archive are written. Seconds from the
+# start of the run; GPU_CHECK_DEADLINE_S overrides (tests).
+DEADLINE_S="${GPU_CHECK_DEADLINE_S:-450}"
+KILL_AFTER=5    # seconds between a command's TERM and its KILL
+MIN_STEP_S=10   # a step with less time left is not started
+RUN_START=$SECONDS
+RUN_NOTE=""     # why the run did not go through, for the summary
+STEP_PID=""     # the timeout process of the command running now
+CURRENT_STEP="" # its step, while it runs
+STEP_START=0
+FINISHING=0
+LABEL=""
+
+# Seconds left before the deadline.
+left_s() {
+  echo $((DEADLINE_S - (SECONDS - RUN_START)))
+}
+
+# bounded LIMIT COMMAND...: COMMAND under `timeout`, at most LIMIT seconds
+# and never past the deadline; 124 when there was no time left. It runs in
+# the background and is waited for, so that INT/TERM reach the trap at once
+# (bash runs a trap only after a foreground command ends).
+bounded() {
+  local limit="$1" left
+  shift
+  left=$(($(left_s) - KILL_AFTER))
+  ((left < limit)) && limit=$left
+  ((limit >= 1)) || return 124
+  timeout --kill-after="$KILL_AFTER" "$limit" "$@" 3>&- 4>&- &
+  STEP_PID=$!
+  local rc=0
+  wait "$STEP_PID" || rc=$?
+  STEP_PID=""
+  return $rc
+}
 
 # wanted NAME: whether --only leaves step NAME in
 wanted() {
@@ -239,45 +284,216 @@ wanted() {
 # skipped NAME WHY: a step that did not run, listed in the summary
 skipped() {
   STEPS+=("$(printf '%-18s %s' "$1" "$2")")
+  write_summary
 }
 
-# step NAME LIMIT_S COMMAND...: runs with a time limit, output to OUT/NAME.log
+# record NAME OUTCOME: a step's outcome and time, listed in the summary
+record() {
+  local took=$((SECONDS - STEP_START))
+  OUTCOME[$1]="$2"
+  STEPS+=("$(printf '%-18s %-18s %4ss%s' "$1" "$2" "$took" "${3:-}")")
+  echo "gpu-check: [$1] $2 in ${took}s"
+}
+
+# step [--stdout FILE] NAME LIMIT_S COMMAND...: runs with a time limit (cut
+# to the deadline), output to OUT/NAME.log (stdout to FILE when given).
 step() {
+  local stdout=""
+  if [[ "$1" == --stdout ]]; then
+    stdout="$2"
+    shift 2
+  fi
   local name="$1" limit="$2"
   shift 2
   if ! wanted "$name"; then
     skipped "$name" "not run (--only)"
     return 0
   fi
-  local start=$SECONDS rc
+  local left note=""
+  left=$(($(left_s) - KILL_AFTER))
+  if ((left < MIN_STEP_S)); then
+    RUN_NOTE="deadline ${DEADLINE_S}s reached, later steps not run"
+    skipped "$name" "not run (deadline ${DEADLINE_S}s: $((left + KILL_AFTER))s left)"
+    return 0
+  fi
+  if ((left < limit)); then
+    note="  (limit cut from ${limit}s to ${left}s by the deadline)"
+    limit=$left
+  fi
   echo "gpu-check: [$name] (limit ${limit}s) $*"
-  timeout --kill-after=10 "$limit" "$@" >"$OUT_DIR/$name.log" 2>&1
-  rc=$?
-  local took=$((SECONDS - start))
+  STEP_START=$SECONDS
+  CURRENT_STEP="$name"
+  local rc=0
+  if [[ -n "$stdout" ]]; then
+    bounded "$limit" "$@" >"$stdout" 2>"$OUT_DIR/$name.log" || rc=$?
+  else
+    bounded "$limit" "$@" >"$OUT_DIR/$name.log" 2>&1 || rc=$?
+  fi
+  CURRENT_STEP=""
   local outcome="ok"
   if [[ $rc -eq 124 || $rc -eq 137 ]]; then
     outcome="TIMEOUT"
   elif [[ $rc -ne 0 ]]; then
     outcome="FAILED (exit $rc)"
   fi
-  OUTCOME[$name]="$outcome"
-  STEPS+=("$(printf '%-18s %-18s %4ss' "$name" "$outcome" "$took")")
-  echo "gpu-check: [$name] $outcome in ${took}s"
+  record "$name" "$outcome" "$note"
+  write_summary
   return 0
+}
+
+# Files an earlier run left in OUT_DIR (those this script writes) go into
+# OUT_DIR/earlier-<time>/, so that this run's summary shows only its own
+# results (a step not run now would otherwise show the old ones).
+set_earlier_aside() {
+  local names=(summary.txt system.txt nvidia-smi-q.txt preflight.log xal-info.json
+               conformance.json conformance.xml bench-copy.json bench-dispatch.json
+               raw_vs_xal.json) found=() s f
+  for s in "${ALL_STEPS[@]}"; do names+=("$s.log"); done
+  for f in "${names[@]}"; do [[ -e "$OUT_DIR/$f" ]] && found+=("$f"); done
+  ((${#found[@]} > 0)) || return 0
+  local aside
+  aside="earlier-$(date -u +%Y%m%d-%H%M%S)"
+  mkdir -p "$OUT_DIR/$aside" && (cd "$OUT_DIR" && mv -f -- "${found[@]}" "$aside/") ||
+    die "cannot move an earlier run's results in $OUT_DIR aside"
+  echo "gpu-check: an earlier run's results in $OUT_DIR are now in $aside/"
+  EARLIER="$aside"
+}
+EARLIER=""
+
+# summary.txt from what this run has so far: rewritten after every step
+# (so that a run killed outright still leaves one) and at the end.
+write_summary() {
+  [[ -n "${OUT_DIR:-}" && -d "$OUT_DIR" ]] || return 0
+  local state="complete"
+  if [[ -n "$RUN_NOTE" ]]; then
+    state="INCOMPLETE: $RUN_NOTE"
+  elif ((FINISHING == 0)); then
+    state="in progress"
+  fi
+  {
+    echo "xal GPU check: $LABEL"
+    [[ -f "$OUT_DIR/system.txt" ]] && sed -n '1,2p' "$OUT_DIR/system.txt"
+    echo "total: $((SECONDS - RUN_START))s (deadline ${DEADLINE_S}s)"
+    echo "run: $state"
+    [[ -n "$EARLIER" ]] && echo "an earlier run's results: $EARLIER/"
+    echo
+    ((${#STEPS[@]} > 0)) && printf '%s\n' "${STEPS[@]}"
+    echo
+    if [[ -f "$OUT_DIR/kernels.log" ]]; then
+      echo "xal's embedded kernels: $(tail -1 "$OUT_DIR/kernels.log")"
+      echo
+    fi
+    if [[ -f "$OUT_DIR/rawbench.log" ]]; then
+      echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us;"
+      echo "H2D/D2H judged against raw copies from registered pages, as xal_host_alloc's):"
+      cat "$OUT_DIR/rawbench.log"
+    fi
+    if [[ -f "$OUT_DIR/nccl.log" ]]; then
+      echo
+      echo "xal-bench coll, CUDA devices with NCCL ($(grep -m1 '^nccl:' "$OUT_DIR/system.txt")):"
+      grep -E '^ +[0-9]|^#|warning' "$OUT_DIR/nccl.log" | head -12
+    fi
+    if [[ -f "$OUT_DIR/peer-collectives.log" ]]; then
+      echo
+      echo "collectives without NCCL (XAL_CUDA_COLLECTIVES=peer), CUDA devices alone:"
+      grep -E '^collectives_check: |^== |^ +size|^ +[0-9]' "$OUT_DIR/peer-collectives.log" | head -28
+    fi
+    local mode
+    for mode in thread driver; do
+      if [[ -f "$OUT_DIR/coll-$mode.log" ]]; then
+        echo
+        echo "xal-bench coll, CUDA + mock, XAL_CUDA_HOST_FUNCS=$mode:"
+        grep -E '^ +[0-9]|^#' "$OUT_DIR/coll-$mode.log" | head -12
+        if [[ "$mode" == driver && -n "${OUTCOME[coll-driver]:-}" &&
+              "${OUTCOME[coll-driver]}" != ok ]]; then
+          echo "(${OUTCOME[coll-driver]}: with host functions straight to the driver the"
+          echo " collectives did not finish. The usual cause is a driver that runs a"
+          echo " context's host functions one at a time, which the default mode, thread,"
+          echo " does not depend on. First errors in coll-driver.log:)"
+          grep -m2 -E 'TIMEOUT|error' "$OUT_DIR/coll-$mode.log" | sed 's/^/  /'
+        fi
+      fi
+    done
+    if [[ -f "$OUT_DIR/conformance.log" ]]; then
+      echo
+      echo "conformance (last lines):"
+      tail -15 "$OUT_DIR/conformance.log"
+    fi
+  } >"$OUT_DIR/summary.txt.new" 2>/dev/null &&
+    mv -f "$OUT_DIR/summary.txt.new" "$OUT_DIR/summary.txt"
+}
+
+# INT, TERM or HUP: the step running now is stopped and listed as
+# interrupted; the EXIT trap (finish) then writes what there is. Both print
+# to the run's own output (fds 3 and 4, kept by run_checks), not into the
+# files of the step they interrupted.
+on_signal() {
+  exec 1>&3 2>&4
+  trap '' INT TERM HUP
+  RUN_NOTE="stopped by SIG$1${RUN_NOTE:+ ($RUN_NOTE)}"
+  if [[ -n "$STEP_PID" ]]; then
+    kill -TERM "$STEP_PID" 2>/dev/null
+    wait "$STEP_PID" 2>/dev/null
+    STEP_PID=""
+  fi
+  if [[ -n "$CURRENT_STEP" ]]; then
+    RUN_NOTE="$RUN_NOTE during step $CURRENT_STEP"
+    record "$CURRENT_STEP" "INTERRUPTED"
+    CURRENT_STEP=""
+  fi
+  echo "gpu-check: $RUN_NOTE" >&2
+  [[ "$1" == INT ]] && exit 130
+  exit 143
+}
+
+# EXIT: summary.txt and the archive, however the run ended.
+finish() {
+  ((FINISHING)) && return 0
+  FINISHING=1
+  exec 1>&3 2>&4
+  write_summary
+  [[ -f "$OUT_DIR/summary.txt" ]] && cat "$OUT_DIR/summary.txt"
+  echo "gpu-check: results in $OUT_DIR"
+  if [[ -n "$ARCHIVE" ]]; then
+    if timeout --kill-after="$KILL_AFTER" 60 \
+        tar -czf "$ARCHIVE" -C "$(dirname "$OUT_DIR")" "$(basename "$OUT_DIR")"; then
+      echo "gpu-check: results packed into $ARCHIVE"
+    else
+      echo "gpu-check: cannot write $ARCHIVE" >&2
+      exit 1
+    fi
+  fi
 }
 
 run_checks() {
   local bundle="$1" simulate="$2"
   local bin="$bundle/bin"
+  RUN_START=$SECONDS
   [[ -x "$bin/xal-info" ]] || die "$bundle is not a bundle (tools/gpu-check.sh --prepare DIR)"
   mkdir -p "$OUT_DIR" || die "cannot create $OUT_DIR"
   OUT_DIR="$(cd "$OUT_DIR" && pwd)"
+  set_earlier_aside
+  LABEL="real hardware"
+  [[ "$simulate" == 1 ]] && LABEL="SIMULATED driver (figures are not hardware figures)"
+  # From here on, whatever happens, summary.txt and the archive are written.
+  exec 3>&1 4>&2
+  trap finish EXIT
+  trap 'on_signal INT' INT
+  trap 'on_signal TERM' TERM
+  trap 'on_signal HUP' HUP
   local runtime
-  runtime="$(preflight "$bundle")" || die "see above; no checks were run"
+  if ! runtime="$(preflight "$bundle" 2>"$OUT_DIR/preflight.log")"; then
+    cat "$OUT_DIR/preflight.log" >&2
+    RUN_NOTE="the bundle's programs do not start here (preflight.log); no checks were run"
+    die "see above; no checks were run"
+  fi
+  [[ -s "$OUT_DIR/preflight.log" ]] || rm -f "$OUT_DIR/preflight.log"
   export XAL_BACKENDS="${XAL_BACKENDS:-cuda}"
-  local label="real hardware"
   if [[ "$simulate" == 1 ]]; then
-    [[ -e "$bundle/lib/cuda-sim/libcuda.so.1" ]] || die "no simulated driver in the bundle"
+    if [[ ! -e "$bundle/lib/cuda-sim/libcuda.so.1" ]]; then
+      RUN_NOTE="no simulated driver in the bundle"
+      die "no simulated driver in the bundle"
+    fi
     export XAL_CUDA_DRIVER="$bundle/lib/cuda-sim/libcuda.so.1"
     export XALSIM_CUDA_DEVICES="${XALSIM_CUDA_DEVICES:-2}"
     # The simulated NVML's sensors, for xal-smi.
@@ -286,25 +502,24 @@ run_checks() {
     # Room for the parity group's 256 MiB buffers (host memory, touched
     # only where written).
     export XALSIM_CUDA_MEMORY="${XALSIM_CUDA_MEMORY:-8GiB}"
-    label="SIMULATED driver (figures are not hardware figures)"
   fi
 
   {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "host: $(uname -a)"
-    echo "run on: $label"
+    echo "run on: $LABEL"
     echo "bundle: $bundle"
     [[ -f "$bundle/MANIFEST" ]] && sed -n '2,4p' "$bundle/MANIFEST"
     echo "$runtime"
   } >"$OUT_DIR/system.txt"
   if command -v nvidia-smi >/dev/null 2>&1; then
-    nvidia-smi >>"$OUT_DIR/system.txt" 2>&1
-    nvidia-smi -q >"$OUT_DIR/nvidia-smi-q.txt" 2>&1
+    bounded 15 nvidia-smi >>"$OUT_DIR/system.txt" 2>&1 ||
+      echo "(nvidia-smi: exit $?)" >>"$OUT_DIR/system.txt"
+    bounded 15 nvidia-smi -q >"$OUT_DIR/nvidia-smi-q.txt" 2>&1
   fi
+  write_summary
 
-  local start=$SECONDS
-  step xal-info 20 "$bin/xal-info" --json
-  [[ -f "$OUT_DIR/xal-info.log" ]] && cp "$OUT_DIR/xal-info.log" "$OUT_DIR/xal-info.json"
+  step --stdout "$OUT_DIR/xal-info.json" xal-info 20 "$bin/xal-info" --json
   if [[ -x "$bin/xal-smi" ]]; then
     step xal-smi 15 "$bin/xal-smi" --json
   else
@@ -319,6 +534,17 @@ run_checks() {
     fi
   else
     skipped kernels "MISSING from the bundle"
+  fi
+  # The issue's targets, before the long steps: the deadline cuts the last.
+  if [[ -x "$bin/xal-cuda-rawbench" ]]; then
+    if [[ "$simulate" == 1 ]]; then
+      step rawbench 60 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
+        --sizes 1MiB 4MiB --iterations 4 --trials 2 --launches 2048
+    else
+      step rawbench 60 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
+    fi
+  else
+    skipped rawbench "MISSING from the bundle"
   fi
   if [[ -x "$bin/xal-conform" ]]; then
     # --timeout: a stuck test is reported as timed out (its group goes on
@@ -335,7 +561,8 @@ run_checks() {
     step bench-dispatch 40 "$bin/xal-bench" dispatch --benchmark_min_time=0.1 \
       --benchmark_format=json --benchmark_out="$OUT_DIR/bench-dispatch.json"
   else
-    skipped xal-bench "MISSING from the bundle"
+    skipped bench-copy "MISSING from the bundle"
+    skipped bench-dispatch "MISSING from the bundle"
   fi
   # Every collective on the CUDA devices with a mock card: the core's path,
   # whose host functions wait for each other across streams (the backend
@@ -371,8 +598,8 @@ run_checks() {
       [[ -e "$bundle/lib/cuda-sim/libxalsim-nccl.so" ]] &&
         nccl="$bundle/lib/cuda-sim/libxalsim-nccl.so"
     else
-      nccl="$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
-      [[ -n "$nccl" ]] || nccl="$(timeout 20 find /usr/lib /usr/local /opt -name libnccl.so.2 \
+      nccl="$(bounded 10 ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
+      [[ -n "$nccl" ]] || nccl="$(bounded 20 find /usr/lib /usr/local /opt -name libnccl.so.2 \
                                   2>/dev/null | head -1)"
     fi
     if [[ -n "$nccl" ]]; then
@@ -388,90 +615,34 @@ run_checks() {
   # The plugin's own collectives without NCCL (XAL_CUDA_COLLECTIVES=peer):
   # every collective checked, then allreduce timed on the core's path and
   # on this one. A machine with one CUDA device (one H200) has one rank:
-  # left out there.
-  local ncuda
-  ncuda="$("$bin/xal-info" --json 2>/dev/null | grep -m1 -o '"device_count": *[0-9]*' |
-           grep -o '[0-9]*$')"
+  # left out there. The device count comes from xal-info.json (the
+  # xal-info step's; made here, time-limited, when --only left it out).
   if ! wanted peer-collectives; then
     skipped peer-collectives "not run (--only)"
   elif [[ ! -x "$bin/collectives_check" || ! -x "$bin/xal-bench" ]]; then
     skipped peer-collectives "MISSING from the bundle"
-  elif ((${ncuda:-0} < 2)); then
-    skipped peer-collectives "needs two CUDA devices (found ${ncuda:-none})"
   else
-    step peer-collectives 40 bash -c 'XAL_CUDA_COLLECTIVES=peer "$0" || exit 1
-      for c in allreduce broadcast; do
-        for m in core peer; do
-          echo "== $c, XAL_CUDA_COLLECTIVES=$m"
-          XAL_CUDA_COLLECTIVES=$m "$1" coll -C $c -b 1M -e 64M -f 8 -n 10 -w 2 -c 0 --no-mpi ||
-            exit 1
-        done
-      done' "$bin/collectives_check" "$bin/xal-bench"
-  fi
-  if [[ -x "$bin/xal-cuda-rawbench" ]]; then
-    if [[ "$simulate" == 1 ]]; then
-      step rawbench 60 "$bin/xal-cuda-rawbench" --out "$OUT_DIR" \
-        --sizes 1MiB 4MiB --iterations 4 --trials 2 --launches 2048
+    if ! wanted xal-info; then
+      bounded 20 "$bin/xal-info" --json >"$OUT_DIR/xal-info.json" 2>"$OUT_DIR/xal-info.log"
+    fi
+    local ncuda
+    ncuda="$(grep -m1 -o '"device_count": *[0-9]*' "$OUT_DIR/xal-info.json" 2>/dev/null |
+             grep -o '[0-9]*$')"
+    if ((${ncuda:-0} < 2)); then
+      skipped peer-collectives "needs two CUDA devices (found ${ncuda:-none})"
     else
-      step rawbench 60 "$bin/xal-cuda-rawbench" --out "$OUT_DIR"
+      step peer-collectives 40 bash -c 'XAL_CUDA_COLLECTIVES=peer "$0" || exit 1
+        for c in allreduce broadcast; do
+          for m in core peer; do
+            echo "== $c, XAL_CUDA_COLLECTIVES=$m"
+            XAL_CUDA_COLLECTIVES=$m "$1" coll -C $c -b 1M -e 64M -f 8 -n 10 -w 2 -c 0 --no-mpi ||
+              exit 1
+          done
+        done' "$bin/collectives_check" "$bin/xal-bench"
     fi
-  else
-    skipped rawbench "MISSING from the bundle"
   fi
-
-  {
-    echo "xal GPU check: $label"
-    sed -n '1,2p' "$OUT_DIR/system.txt"
-    echo "total: $((SECONDS - start))s"
-    echo
-    printf '%s\n' "${STEPS[@]}"
-    echo
-    if [[ -f "$OUT_DIR/kernels.log" ]]; then
-      echo "xal's embedded kernels: $(tail -1 "$OUT_DIR/kernels.log")"
-      echo
-    fi
-    if [[ -f "$OUT_DIR/rawbench.log" ]]; then
-      echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us):"
-      cat "$OUT_DIR/rawbench.log"
-    fi
-    if [[ -f "$OUT_DIR/nccl.log" ]]; then
-      echo
-      echo "xal-bench coll, CUDA devices with NCCL ($(grep -m1 '^nccl:' "$OUT_DIR/system.txt")):"
-      grep -E '^ +[0-9]|^#|warning' "$OUT_DIR/nccl.log" | head -12
-    fi
-    if [[ -f "$OUT_DIR/peer-collectives.log" ]]; then
-      echo
-      echo "collectives without NCCL (XAL_CUDA_COLLECTIVES=peer), CUDA devices alone:"
-      grep -E '^collectives_check: |^== |^ +size|^ +[0-9]' "$OUT_DIR/peer-collectives.log" | head -28
-    fi
-    local mode
-    for mode in thread driver; do
-      if [[ -f "$OUT_DIR/coll-$mode.log" ]]; then
-        echo
-        echo "xal-bench coll, CUDA + mock, XAL_CUDA_HOST_FUNCS=$mode:"
-        grep -E '^ +[0-9]|^#' "$OUT_DIR/coll-$mode.log" | head -12
-        if [[ "$mode" == driver && "${OUTCOME[coll-driver]:-ok}" != ok ]]; then
-          echo "(${OUTCOME[coll-driver]}: with host functions straight to the driver the"
-          echo " collectives did not finish. The usual cause is a driver that runs a"
-          echo " context's host functions one at a time, which the default mode, thread,"
-          echo " does not depend on. First errors in coll-driver.log:)"
-          grep -m2 -E 'TIMEOUT|error' "$OUT_DIR/coll-$mode.log" | sed 's/^/  /'
-        fi
-      fi
-    done
-    if [[ -f "$OUT_DIR/conformance.log" ]]; then
-      echo
-      echo "conformance (last lines):"
-      tail -15 "$OUT_DIR/conformance.log"
-    fi
-  } >"$OUT_DIR/summary.txt"
-  cat "$OUT_DIR/summary.txt"
-  echo "gpu-check: results in $OUT_DIR"
-  if [[ -n "$ARCHIVE" ]]; then
-    tar -czf "$ARCHIVE" -C "$(dirname "$OUT_DIR")" "$(basename "$OUT_DIR")" ||
-      die "cannot write $ARCHIVE"
-    echo "gpu-check: results packed into $ARCHIVE"
-  fi
+  # finish (the EXIT trap) writes the summary and the archive.
+  return 0
 }
 
 main() {
@@ -488,6 +659,8 @@ main() {
       *) die "unknown argument '$1' (see --help)" ;;
     esac
   done
+  [[ "$DEADLINE_S" =~ ^[0-9]+$ ]] ||
+    die "GPU_CHECK_DEADLINE_S must be a number of seconds, not '$DEADLINE_S'"
   if [[ -n "$only" ]]; then
     local name known s
     IFS=, read -r -a ONLY <<<"$only"

@@ -8,7 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
-
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -131,6 +131,50 @@ TEST(RawbenchOut, MissingFolderIsCreatedAndABadOneRefused) {
   EXPECT_NE(error.find("cannot write " + base + "/report/raw_vs_xal.json"), std::string::npos)
       << error;
   std::filesystem::remove_all(base);
+}
+
+// H2D/D2H are judged against raw copies from registered pages (the kind
+// xal_host_alloc makes), not cuMemHostAlloc memory; both ratios reported.
+TEST(RawbenchReport, HostCopiesAreJudgedAgainstRegisteredPages) {
+  const std::string dir = ::testing::TempDir() + "/rawbench_report_" + std::to_string(::getpid());
+  std::string error;
+  ASSERT_TRUE(prepare_out_dir(dir, &error)) << error;
+  Result htod{"htod", size_t{64} << 20};
+  htod.raw_gbps = 50;             // cuMemHostAlloc memory
+  htod.raw_registered_gbps = 45;  // registered pages
+  htod.xal_gbps = 44.5;           // 0.989 of registered, 0.89 of cuMemHostAlloc
+  htod.raw_host_gbps = 48;
+  htod.raw_registered_host_gbps = 40;
+  htod.xal_host_gbps = 39;
+  Result dtod{"dtod", size_t{64} << 20};
+  dtod.raw_gbps = 2000;
+  dtod.xal_gbps = 1990;
+  Options o;
+  ::testing::internal::CaptureStdout();
+  EXPECT_TRUE(report(dir, o, {htod, dtod}, 2.0, 2.1, &error)) << error;
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(printed.find("registered with cuMemHostRegister"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("vs alloc"), std::string::npos) << printed;
+
+  std::ifstream file(dir + "/raw_vs_xal.json");
+  const nlohmann::json doc = nlohmann::json::parse(file);
+  const auto& h = doc["copies"][0];
+  EXPECT_EQ(h["baseline"], "cuMemHostRegister pages");
+  EXPECT_NEAR(h["ratio"].get<double>(), 44.5 / 45, 1e-9);
+  EXPECT_NEAR(h["ratio_vs_host_alloc"].get<double>(), 44.5 / 50, 1e-9);
+  EXPECT_NEAR(h["host_ratio"].get<double>(), 39.0 / 40, 1e-9);
+  EXPECT_TRUE(h["pass"].get<bool>());
+  const auto& d = doc["copies"][1];
+  EXPECT_EQ(d["baseline"], "raw");
+  EXPECT_NEAR(d["ratio"].get<double>(), 0.995, 1e-9);
+  EXPECT_TRUE(doc["all_targets_met"].get<bool>());
+
+  // Short of the registered baseline: the target is missed.
+  htod.xal_gbps = 43;
+  ::testing::internal::CaptureStdout();
+  EXPECT_FALSE(report(dir, o, {htod}, 2.0, 2.1, &error));
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("below target 0.98"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
