@@ -1,6 +1,7 @@
 // event.cpp -- events: record, wait, query, timing.
 #include "backend.h"
 #include "entries.h"
+#include "release.h"
 
 namespace xal::cuda {
 
@@ -51,38 +52,19 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
   });
 }
 
-// As stream_destroy: the driver call runs without the device's lock (a
-// driver may wait there for the event's last record, behind a host function
-// that waits for a thread calling the backend on this device), and an error
-// puts the event back, for a retry (xal_backend.h, Releases). Thread-safe,
-// but for two destroys of one event.
+// As stream_destroy (release.h): the driver call runs without the device's
+// lock (a driver may wait there for the event's last record, behind a host
+// function that waits for a thread calling the backend on this device), and
+// an error keeps the event for a retry. Thread-safe, but for two destroys of
+// one event.
 xal_status_t event_destroy(xal_bevent_t* event) {
   xal_bdevice_s* device = event->device;
-  xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
-    decltype(device->events)::node_type owned;
-    bool live = false;
-    {
-      std::lock_guard<std::mutex> lock(device->objects_mutex);
-      owned = device->events.extract(event);
-      if (owned.empty()) {
-        return backend->error(XAL_ERROR_INVALID_HANDLE, "cuda: unknown event");
-      }
-      live = event->generation == device->generation.load() &&
-             !device->unhealthy.load();
-    }
-    if (live) {
+  return guarded(device->backend, [&]() -> xal_status_t {
+    return release_from(device, device->events, event, "cuda: unknown event", [&] {
       CUresult r = device->make_current();
-      if (r == CUDA_SUCCESS) r = backend->driver.cuEventDestroy(event->event);
-      if (r != CUDA_SUCCESS) {
-        {
-          std::lock_guard<std::mutex> lock(device->objects_mutex);
-          device->events.insert(std::move(owned));
-        }
-        return result(device, r, "cuEventDestroy");
-      }
-    }
-    return XAL_SUCCESS;
+      if (r == CUDA_SUCCESS) r = device->backend->driver.cuEventDestroy(event->event);
+      return result(device, r, "cuEventDestroy");
+    });
   });
 }
 

@@ -2,6 +2,7 @@
 #include "backend.h"
 #include "entries.h"
 #include "host_funcs.h"
+#include "release.h"
 
 namespace xal::cuda {
 
@@ -82,29 +83,19 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
   });
 }
 
-// The stream leaves the device's map while its work is waited for, and the
-// device's lock is not held meanwhile: a host function queued on it may
-// wait for a thread that calls the backend on this device (the core's
-// staged copies create their staging stream there). An error puts it back,
-// for a retry (xal_backend.h, Releases); a retry after a sticky error finds
-// the device unhealthy and releases it. Thread-safe, but for two destroys of
-// one stream.
+// Waits for the stream's work and destroys it, without the device's lock
+// (release.h: a host function queued on it may wait for a thread that
+// calls the backend on this device, as the core's staged copies do). An
+// error keeps it for a retry; a retry after a sticky error finds the device
+// unhealthy and releases it. Thread-safe, but for two destroys of one
+// stream.
 xal_status_t stream_destroy(xal_bstream_t* stream) {
   xal_bdevice_s* device = stream->device;
   xal_backend_s* backend = device->backend;
+  // The stream's node, destroyed by release_from, runs what the driver
+  // never will (host_funcs.h).
   return guarded(backend, [&]() -> xal_status_t {
-    decltype(device->streams)::node_type owned;
-    bool live = false;
-    {
-      std::lock_guard<std::mutex> lock(device->objects_mutex);
-      owned = device->streams.extract(stream);
-      if (owned.empty()) {
-        return backend->error(XAL_ERROR_INVALID_HANDLE, "cuda: unknown stream");
-      }
-      live = stream->generation == device->generation.load() &&
-             !device->unhealthy.load();
-    }
-    if (live) {
+    return release_from(device, device->streams, stream, "cuda: unknown stream", [&] {
       const char* call = "cuStreamSynchronize";
       CUresult r = device->make_current();
       if (r == CUDA_SUCCESS) r = backend->driver.cuStreamSynchronize(stream->stream);
@@ -112,17 +103,8 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
         call = "cuStreamDestroy";
         r = backend->driver.cuStreamDestroy(stream->stream);
       }
-      if (r != CUDA_SUCCESS) {
-        {
-          // Back in the map (a node: nothing is allocated) for the retry.
-          std::lock_guard<std::mutex> lock(device->objects_mutex);
-          device->streams.insert(std::move(owned));
-        }
-        return backend->fail(r, call, device);
-      }
-    }
-    owned.mapped().reset();  // runs what the driver never will (host_funcs.h)
-    return XAL_SUCCESS;
+      return r == CUDA_SUCCESS ? XAL_SUCCESS : backend->fail(r, call, device);
+    });
   });
 }
 
