@@ -43,6 +43,16 @@ class HostBuffer {
   HostBuffer& operator=(const HostBuffer&) = delete;
   xal_status_t status() const { return status_; }
   void* data() const { return data_; }
+  // Leaves the memory to the host leftovers, freed at the next reset or at
+  // shutdown: a copy that may still use it could not be fenced.
+  void leave() {
+    if (data_ == nullptr) return;
+    xal_backend_s* backend = device_->backend;
+    std::lock_guard lock(backend->host_mutex);
+    backend->host_leftovers.emplace_back(
+        data_, HostAllocation{device_->driver, device_->context()});
+    data_ = nullptr;
+  }
 
  private:
   xal_bdevice_s* device_;
@@ -94,22 +104,28 @@ xal_status_t staged_copy(xal_bstream_s* stream, xal_bdevice_s* dst_device,
   if (from.status() != XAL_SUCCESS) return from.status();
   HostBuffer to(dst_device, chunk);
   if (to.status() != XAL_SUCCESS) return to.status();
+  // A failure may leave a copy queued that uses the buffers.
+  auto fail = [&](xal_status_t s) {
+    from.leave();
+    to.leave();
+    return s;
+  };
   for (size_t offset = 0; offset < bytes; offset += chunk) {
     const size_t n = std::min(chunk, bytes - offset);
     if (xal_status_t s = append_copy(src_stream, from.data(),
                                      static_cast<const char*>(src) + offset, n,
                                      "zeCommandListAppendMemoryCopy");
         s != XAL_SUCCESS) {
-      return s;
+      return fail(s);
     }
-    if (xal_status_t s = stream_fence(src_stream, true); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = stream_fence(src_stream, true); s != XAL_SUCCESS) return fail(s);
     std::memcpy(to.data(), from.data(), n);
     if (xal_status_t s = append_copy(dst_stream, static_cast<char*>(dst) + offset,
                                      to.data(), n, "zeCommandListAppendMemoryCopy");
         s != XAL_SUCCESS) {
-      return s;
+      return fail(s);
     }
-    if (xal_status_t s = stream_fence(dst_stream, true); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = stream_fence(dst_stream, true); s != XAL_SUCCESS) return fail(s);
   }
   return XAL_SUCCESS;
 }

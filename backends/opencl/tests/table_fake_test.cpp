@@ -257,10 +257,18 @@ TEST_F(OpenclFake, FailedMemFreeKeepsTheAllocationForARetry) {
 }
 
 // A host function that waits until the test opens it.
+// The fake's clFinish does not wait for gates: the test waits for `done`
+// (and the destructor does, so that fn never outlives its Blocker).
 struct Blocker {
   std::promise<void> open;
   std::shared_future<void> opened = open.get_future().share();
-  static void fn(void* user) { static_cast<Blocker*>(user)->opened.wait(); }
+  std::atomic<bool> done{false};
+  static void fn(void* user) {
+    auto* self = static_cast<Blocker*>(user);
+    self->opened.wait();
+    self->done.store(true);
+  }
+  ~Blocker() { eventually([this] { return done.load(); }); }
 };
 
 // No gate is created while a buffer is being released, neither by mem_free
@@ -284,6 +292,7 @@ TEST_F(OpenclFake, NoGateIsCreatedWhileABufferIsReleased) {
   EXPECT_EQ(fake_counts().bad_releases, 0) << "mem_free";
   first.open.set_value();
   EXPECT_EQ(t->stream_synchronize(stream), XAL_SUCCESS) << last_error().message;
+  EXPECT_TRUE(eventually([&] { return first.done.load(); }));
 
   // A buffer freed while a host function runs is released when its gate
   // opens, on the stream's host thread.
@@ -304,6 +313,7 @@ TEST_F(OpenclFake, NoGateIsCreatedWhileABufferIsReleased) {
   EXPECT_EQ(after.live, 0);
   third.open.set_value();
   EXPECT_EQ(t->stream_synchronize(stream), XAL_SUCCESS) << last_error().message;
+  EXPECT_TRUE(eventually([&] { return second.done.load() && third.done.load(); }));
 }
 
 // What a submission enqueued before one of its commands failed to enqueue
