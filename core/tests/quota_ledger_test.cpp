@@ -777,6 +777,15 @@ TEST_F(SharedQuota, AnUndonePartitionLeavesNothingInTheLedger) {
   EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
 }
 
+// The uuid xal gives `dev`, as the ledger's slots are keyed.
+bool uuid_of(xal_device_t dev, DeviceUuid* out) {
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  if (xal_device_get_properties(dev, &p) != XAL_SUCCESS) return false;
+  std::copy(std::begin(p.uuid), std::end(p.uuid), out->begin());
+  return true;
+}
+
 // In this process: a device whose ledger slot went to another uuid (this
 // process had nothing in it) is looked up again at its next allocation.
 TEST_F(SharedQuota, ADeviceWhoseSlotWasReusedIsLookedUpAgain) {
@@ -784,11 +793,8 @@ TEST_F(SharedQuota, ADeviceWhoseSlotWasReusedIsLookedUpAgain) {
   ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS);
   xal_device_t dev = nullptr;
   ASSERT_EQ(xal_device_get(0, &dev), XAL_SUCCESS);
-  xal_device_properties_t p{};
-  p.struct_size = sizeof p;
-  ASSERT_EQ(xal_device_get_properties(dev, &p), XAL_SUCCESS);
   DeviceUuid uuid{};
-  std::copy(std::begin(p.uuid), std::end(p.uuid), uuid.begin());
+  ASSERT_TRUE(uuid_of(dev, &uuid));
   auto l = open();
   ASSERT_TRUE(l);
   // Fill the table with uuids holding a limit: xal's slots (no entries) go
@@ -827,11 +833,8 @@ TEST_F(SharedQuota, ARemovedLimitIsNotBroughtBackByAConcurrentAllocation) {
   ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS);
   xal_device_t dev = nullptr;
   ASSERT_EQ(xal_device_get(0, &dev), XAL_SUCCESS);
-  xal_device_properties_t p{};
-  p.struct_size = sizeof p;
-  ASSERT_EQ(xal_device_get_properties(dev, &p), XAL_SUCCESS);
   DeviceUuid uuid{};
-  std::copy(std::begin(p.uuid), std::end(p.uuid), uuid.begin());
+  ASSERT_TRUE(uuid_of(dev, &uuid));
   auto l = open();
   ASSERT_TRUE(l);
   std::string error;
