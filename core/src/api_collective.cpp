@@ -71,10 +71,14 @@ xal_status_t root_check(CommObj* c, uint32_t root) {
                   " ranks)"));
 }
 
-// The status of a collective queued on `s`; traced (XAL_TRACE) on success.
-xal_status_t queued(StreamObj* s, xal_status_t st, const char* name,
-                    size_t count, xal_dtype_t dtype, int32_t op = -1) {
-  if (st == XAL_SUCCESS && trace_on())
+// The status of a collective of `c` queued on `s`; counted (`bytes`, the
+// metrics) and traced (XAL_TRACE) only when it was queued.
+xal_status_t queued(CommObj* c, size_t bytes, StreamObj* s, xal_status_t st,
+                    const char* name, size_t count, xal_dtype_t dtype,
+                    int32_t op = -1) {
+  if (st != XAL_SUCCESS) return st;
+  note_call(c, bytes);
+  if (trace_on())
     trace::device_op(s, name,
                      {.bytes = count * xal::common::dtype_size(dtype),
                       .count = count,
@@ -101,8 +105,8 @@ XAL_API xal_status_t xal_allreduce(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_call(comm, stream, dtype, &op, &c, &s); r) return r;
     if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
-    note_call(c, count * xal::common::dtype_size(dtype));
-    return queued(s, submit_shared(s, [&] {
+    const size_t bytes = count * xal::common::dtype_size(dtype);
+    return queued(c, bytes, s, submit_shared(s, [&] {
                     return c->impl->allreduce(send, recv, count, dtype, op, s);
                   }),
                   "allreduce", count, dtype, op);
@@ -121,8 +125,8 @@ XAL_API xal_status_t xal_broadcast(xal_comm_t comm, xal_devptr_t send,
     if (c->rank == root)
       if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
-    note_call(c, count * xal::common::dtype_size(dtype));
-    return queued(s, submit_shared(s, [&] {
+    const size_t bytes = count * xal::common::dtype_size(dtype);
+    return queued(c, bytes, s, submit_shared(s, [&] {
                     return c->impl->broadcast(send, recv, count, dtype, root, s);
                   }),
                   "broadcast", count, dtype);
@@ -141,8 +145,8 @@ XAL_API xal_status_t xal_reduce(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, count, dtype, "send"); r) return r;
     if (c->rank == root)
       if (xal_status_t r = check_buffer(c, recv, count, dtype, "recv"); r) return r;
-    note_call(c, count * xal::common::dtype_size(dtype));
-    return queued(s, submit_shared(s, [&] {
+    const size_t bytes = count * xal::common::dtype_size(dtype);
+    return queued(c, bytes, s, submit_shared(s, [&] {
                     return c->impl->reduce(send, recv, count, dtype, op, root, s);
                   }),
                   "reduce", count, dtype, op);
@@ -159,8 +163,8 @@ XAL_API xal_status_t xal_allgather(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, send_count, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, scaled(send_count, c->size), dtype, "recv"); r)
       return r;
-    note_call(c, send_count * xal::common::dtype_size(dtype));
-    return queued(s, submit_shared(s, [&] {
+    const size_t bytes = send_count * xal::common::dtype_size(dtype);
+    return queued(c, bytes, s, submit_shared(s, [&] {
                     return c->impl->allgather(send, recv, send_count, dtype, s);
                   }),
                   "allgather", send_count, dtype);
@@ -178,8 +182,8 @@ XAL_API xal_status_t xal_reduce_scatter(xal_comm_t comm, xal_devptr_t send,
     if (xal_status_t r = check_buffer(c, send, scaled(recv_count, c->size), dtype, "send"); r)
       return r;
     if (xal_status_t r = check_buffer(c, recv, recv_count, dtype, "recv"); r) return r;
-    note_call(c, recv_count * xal::common::dtype_size(dtype) * c->size);
-    return queued(s, submit_shared(s, [&] {
+    const size_t bytes = recv_count * xal::common::dtype_size(dtype) * c->size;
+    return queued(c, bytes, s, submit_shared(s, [&] {
                     return c->impl->reduce_scatter(send, recv, recv_count, dtype, op, s);
                   }),
                   "reduce_scatter", recv_count, dtype, op);
@@ -196,8 +200,8 @@ XAL_API xal_status_t xal_alltoall(xal_comm_t comm, xal_devptr_t send,
     const size_t total = scaled(count, c->size);
     if (xal_status_t r = check_buffer(c, send, total, dtype, "send"); r) return r;
     if (xal_status_t r = check_buffer(c, recv, total, dtype, "recv"); r) return r;
-    note_call(c, count * xal::common::dtype_size(dtype) * c->size);
-    return queued(s, submit_shared(s, [&] {
+    const size_t bytes = count * xal::common::dtype_size(dtype) * c->size;
+    return queued(c, bytes, s, submit_shared(s, [&] {
                     return c->impl->alltoall(send, recv, count, dtype, s);
                   }),
                   "alltoall", count, dtype);

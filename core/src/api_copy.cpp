@@ -1,4 +1,6 @@
 // Copies and memset, checked against the allocation registry.
+#include <atomic>
+
 #include "compute_share.hpp"
 #include "error.hpp"
 #include "peer_copy.hpp"
@@ -8,10 +10,13 @@ using namespace xal::core;
 
 namespace {
 
-// The status of an operation queued on `s`; traced (XAL_TRACE) on success.
-inline xal_status_t done(StreamObj* s, xal_status_t st, const char* op,
-                         const trace::OpArgs& args) {
+// The status of an operation queued on `s`; on success traced (XAL_TRACE)
+// and its bytes added to `counter` (when given): the copy counters count
+// what was queued, never a copy the backend refused.
+inline xal_status_t done(StreamObj* s, xal_status_t st, const char* op, const trace::OpArgs& args,
+                         std::atomic<uint64_t>* counter = nullptr) {
   if (st != XAL_SUCCESS) return fail_backend(s->device->backend, s->device, st);
+  if (counter) counter->fetch_add(args.bytes, std::memory_order_relaxed);
   if (trace_on()) trace::device_op(s, op, args);
   return st;
 }
@@ -28,13 +33,12 @@ XAL_API xal_status_t xal_memcpy_htod(xal_stream_t stream, xal_devptr_t dst,
     if (!s) return bad_handle(stream, "stream");
     if (bytes == 0) return XAL_SUCCESS;
     if (!src) return fail(s->device, XAL_ERROR_INVALID_ARGUMENT, "src is NULL");
-    const Runtime* rt = runtime();
+    Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
-    s->device->state->counters.bytes_htod.fetch_add(bytes, std::memory_order_relaxed);
     return done(s, submit_shared(s, [&] {
                   return s->hdr.table->memcpy_htod(s->native, dst, src, bytes);
                 }),
-                "memcpy_htod", {.bytes = bytes});
+                "memcpy_htod", {.bytes = bytes}, &s->device->state->counters.bytes_htod);
   });
 }
 
@@ -46,13 +50,12 @@ XAL_API xal_status_t xal_memcpy_dtoh(xal_stream_t stream, void* dst,
     if (!s) return bad_handle(stream, "stream");
     if (bytes == 0) return XAL_SUCCESS;
     if (!dst) return fail(s->device, XAL_ERROR_INVALID_ARGUMENT, "dst is NULL");
-    const Runtime* rt = runtime();
+    Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, s->device, src, bytes, "src"); r) return r;
-    s->device->state->counters.bytes_dtoh.fetch_add(bytes, std::memory_order_relaxed);
     return done(s, submit_shared(s, [&] {
                   return s->hdr.table->memcpy_dtoh(s->native, dst, src, bytes);
                 }),
-                "memcpy_dtoh", {.bytes = bytes});
+                "memcpy_dtoh", {.bytes = bytes}, &s->device->state->counters.bytes_dtoh);
   });
 }
 
@@ -63,14 +66,13 @@ XAL_API xal_status_t xal_memcpy_dtod(xal_stream_t stream, xal_devptr_t dst,
     StreamObj* s = as_stream(stream);
     if (!s) return bad_handle(stream, "stream");
     if (bytes == 0) return XAL_SUCCESS;
-    const Runtime* rt = runtime();
+    Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
     if (xal_status_t r = check_range(rt, s->device, src, bytes, "src"); r) return r;
-    s->device->state->counters.bytes_dtod.fetch_add(bytes, std::memory_order_relaxed);
     return done(s, submit_shared(s, [&] {
                   return s->hdr.table->memcpy_dtod(s->native, dst, src, bytes);
                 }),
-                "memcpy_dtod", {.bytes = bytes});
+                "memcpy_dtod", {.bytes = bytes}, &s->device->state->counters.bytes_dtod);
   });
 }
 
@@ -81,7 +83,7 @@ XAL_API xal_status_t xal_memset(xal_stream_t stream, xal_devptr_t dst,
     StreamObj* s = as_stream(stream);
     if (!s) return bad_handle(stream, "stream");
     if (bytes == 0) return XAL_SUCCESS;
-    const Runtime* rt = runtime();
+    Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, s->device, dst, bytes, "dst"); r) return r;
     return done(s, submit_shared(s, [&] {
                   return s->hdr.table->memset(s->native, dst, value, bytes);
@@ -108,29 +110,34 @@ XAL_API xal_status_t xal_memcpy_peer(xal_stream_t stream,
                       " belongs to neither device ", sd->index, " nor ",
                       dd->index));
     if (bytes == 0) return XAL_SUCCESS;
-    const Runtime* rt = runtime();
+    Runtime* rt = runtime();
     if (xal_status_t r = check_range(rt, dd, dst, bytes, "dst"); r) return r;
     if (xal_status_t r = check_range(rt, sd, src, bytes, "src"); r) return r;
-    sd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
-    if (dd != sd) dd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
+    // Counted on both devices (once when they are one), only once queued.
+    auto counted = [&](xal_status_t st) {
+      if (st != XAL_SUCCESS) return st;
+      sd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
+      if (dd != sd) dd->state->counters.bytes_peer.fetch_add(bytes, std::memory_order_relaxed);
+      return st;
+    };
     const trace::OpArgs args{
         .bytes = bytes, .peer = static_cast<int64_t>(s->device == dd ? sd->index : dd->index)};
     // Two partitions of one card: a copy within the card.
     if (dd == sd || dd->native == sd->native)
-      return done(s, submit_shared(s, [&] {
-                    return s->hdr.table->memcpy_dtod(s->native, dst, src, bytes);
-                  }),
-                  "memcpy_peer", args);
+      return counted(done(s, submit_shared(s, [&] {
+                            return s->hdr.table->memcpy_dtod(s->native, dst, src, bytes);
+                          }),
+                          "memcpy_peer", args));
     if (dd->backend == sd->backend && s->hdr.table->memcpy_peer)
-      return done(s, submit_shared(s, [&] {
-                    return s->hdr.table->memcpy_peer(s->native, dd->native, dst,
-                                                     sd->native, src, bytes);
-                  }),
-                  "memcpy_peer", args);
+      return counted(done(s, submit_shared(s, [&] {
+                            return s->hdr.table->memcpy_peer(s->native, dd->native, dst,
+                                                             sd->native, src, bytes);
+                          }),
+                          "memcpy_peer", args));
     const xal_status_t st = submit_shared(
         s, [&] { return staged_peer_copy(s, dd, dst, sd, src, bytes); });
     if (st == XAL_SUCCESS && trace_on()) trace::device_op(s, "memcpy_peer (staged)", args);
-    return st;
+    return counted(st);
   });
 }
 

@@ -12,10 +12,11 @@ using xal::common::copy_string;
 
 extern "C" {
 
-// Number of selected devices. Thread-safe.
+// Number of selected devices. Thread-safe, also against xal_shutdown.
 XAL_API xal_status_t xal_device_count(uint32_t* out_count) {
   return entry("xal_device_count", [&] {
-    Runtime* rt = runtime();
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!out_count) return null_argument("out_count");
     *out_count = static_cast<uint32_t>(rt->devices.size());
@@ -23,11 +24,13 @@ XAL_API xal_status_t xal_device_count(uint32_t* out_count) {
   });
 }
 
-// The device handle (valid until xal_shutdown). Thread-safe.
+// The device handle (valid until xal_shutdown). Thread-safe, also against
+// xal_shutdown.
 XAL_API xal_status_t xal_device_get(uint32_t index, xal_device_t* out_device) {
   return entry("xal_device_get", [&] {
     trace::note_device(index);
-    Runtime* rt = runtime();
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!out_device) return null_argument("out_device");
     if (index >= rt->devices.size())

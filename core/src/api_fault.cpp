@@ -7,10 +7,9 @@ using namespace xal::core;
 
 namespace {
 
-// The fault control extension and its backend, or an error.
-xal_status_t find_control(const xal_fault_control_v1_t** out_ctl,
+// The fault control extension of `rt` and its backend, or an error.
+xal_status_t find_control(Runtime* rt, const xal_fault_control_v1_t** out_ctl,
                           xal_backend_t** out_backend) {
-  Runtime* rt = runtime();
   if (!rt) return not_initialized();
   for (auto& b : rt->backends) {
     if (!b->loaded() || !b->table->get_extension) continue;
@@ -30,12 +29,15 @@ xal_status_t find_control(const xal_fault_control_v1_t** out_ctl,
 template <class F>
 xal_status_t with_control(const char* op, F&& call) {
   return entry(op, [&] {
+    // Held for the whole call: these take no handle, so xal_shutdown may run
+    // on another thread (RuntimeHold).
+    const RuntimeHold hold;
     const xal_fault_control_v1_t* ctl = nullptr;
     xal_backend_t* b = nullptr;
-    if (xal_status_t s = find_control(&ctl, &b); s) return s;
+    if (xal_status_t s = find_control(hold.get(), &ctl, &b); s) return s;
     const xal_status_t s = call(*ctl, b);
     if (s >= 0) return s;
-    for (auto& be : runtime()->backends)
+    for (auto& be : hold.get()->backends)
       if (be->instance == b) return fail_backend(be.get(), nullptr, s);
     return fail_backend(nullptr, nullptr, s);
   });

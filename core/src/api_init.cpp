@@ -160,7 +160,7 @@ xal_status_t do_init(const xal_init_options_t* options, int64_t t0) {
   }
   g_building = nullptr;
   trace::start(t0);  // XAL_TRACE: on from here to xal_shutdown
-  g_runtime.store(rt.release(), std::memory_order_release);
+  publish_runtime(rt.release());
   return XAL_SUCCESS;
 }
 
@@ -177,16 +177,17 @@ XAL_API xal_status_t xal_init(const xal_init_options_t* options) {
 }
 
 // Releases everything; handles become invalid. Serialised against xal_init.
-// With XAL_TRACE, then writes the trace.
+// The runtime is unpublished first and torn down once the handle-free calls
+// already running on it returned (RuntimeHold): handle-free calls racing it
+// get NOT_INITIALIZED, never a half-destroyed runtime. With XAL_TRACE, then
+// writes the trace.
 XAL_API xal_status_t xal_shutdown(void) {
   uint64_t trace_session = 0;
   const xal_status_t st = entry("xal_shutdown", [&] {
     std::lock_guard lock(g_init_mu);
-    Runtime* rt = runtime();
-    if (!rt) return not_initialized();
+    if (!runtime()) return not_initialized();
     trace_session = trace::session();
-    destroy_runtime(rt);
-    g_runtime.store(nullptr, std::memory_order_release);
+    destroy_runtime(unpublish_runtime());
     shared_quota_close();
     return XAL_SUCCESS;
   });
@@ -197,10 +198,11 @@ XAL_API xal_status_t xal_shutdown(void) {
 // Never fails; no state.
 XAL_API uint32_t xal_abi_version(void) { return XAL_ABI_VERSION; }
 
-// Number of backends considered. Thread-safe.
+// Number of backends considered. Thread-safe, also against xal_shutdown.
 XAL_API xal_status_t xal_backend_count(uint32_t* out_count) {
   return entry("xal_backend_count", [&] {
-    Runtime* rt = runtime();
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!out_count) return null_argument("out_count");
     *out_count = static_cast<uint32_t>(rt->backends.size());
@@ -208,11 +210,12 @@ XAL_API xal_status_t xal_backend_count(uint32_t* out_count) {
   });
 }
 
-// Fills the caller's struct. Thread-safe.
+// Fills the caller's struct. Thread-safe, also against xal_shutdown.
 XAL_API xal_status_t xal_backend_get_info(uint32_t index,
                                           xal_backend_info_t* out_info) {
   return entry("xal_backend_get_info", [&] {
-    Runtime* rt = runtime();
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!struct_ok_from(out_info, kBackendInfoFirstSize))
       return bad_struct(out_info, out_info ? out_info->struct_size : 0, kBackendInfoFirstSize,

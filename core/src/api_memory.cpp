@@ -81,9 +81,12 @@ XAL_API xal_status_t xal_mem_free(xal_device_t device, xal_devptr_t ptr) {
         return s == XAL_SUCCESS ? s : fail_backend(d->backend, d, s);
       }
       std::string other;
-      for (DeviceObj* o : rt->devices)
-        if (o != d && o->state->registry.find(ptr))
-          other = cat(" (it is an allocation of device ", o->index, ")");
+      {
+        std::lock_guard lock(rt->partition_mu);  // the device list (error path)
+        for (DeviceObj* o : rt->devices)
+          if (o != d && o->state->registry.find(ptr))
+            other = cat(" (it is an allocation of device ", o->index, ")");
+      }
       if (other.empty())
         other = d->state->resets.load() == 0
                     ? " (already freed, never allocated, or not the start of "

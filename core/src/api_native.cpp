@@ -12,7 +12,8 @@ XAL_API xal_status_t xal_backend_get_native(uint32_t index,
                                             const xal_backend_table_t** out_table,
                                             xal_backend_t** out_backend) {
   return entry("xal_backend_get_native", [&] {
-    Runtime* rt = runtime();
+    const RuntimeHold hold;  // takes no handle: may race xal_shutdown
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!out_table) return null_argument("out_table");
     if (!out_backend) return null_argument("out_backend");

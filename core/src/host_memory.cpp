@@ -106,11 +106,13 @@ using namespace xal::core;
 
 extern "C" {
 
-// Page-locked host memory owned by the caller. Thread-safe.
+// Page-locked host memory owned by the caller. Thread-safe, also against
+// xal_shutdown (RuntimeHold).
 XAL_API xal_status_t xal_host_alloc(size_t bytes, uint32_t flags,
                                     void** out_ptr) {
   return entry("xal_host_alloc", [&] {
-    Runtime* rt = runtime();
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!out_ptr) return null_argument("out_ptr");
     if (bytes == 0)
@@ -125,10 +127,11 @@ XAL_API xal_status_t xal_host_alloc(size_t bytes, uint32_t flags,
   });
 }
 
-// Frees memory from xal_host_alloc. Thread-safe.
+// Frees memory from xal_host_alloc. Thread-safe, also against xal_shutdown.
 XAL_API xal_status_t xal_host_free(void* ptr) {
   return entry("xal_host_free", [&] {
-    Runtime* rt = runtime();
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!ptr) return null_argument("ptr");
     return rt->host->free(ptr);

@@ -82,11 +82,12 @@ XAL_API xal_status_t xal_device_get_compute_share(xal_device_t device,
   });
 }
 
-// Thread-safe.
+// Thread-safe, also against xal_shutdown.
 XAL_API xal_status_t xal_partition_config_errors(char* out_text, size_t size,
                                                  size_t* out_length) {
   return entry("xal_partition_config_errors", [&] {
-    Runtime* rt = runtime();
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
     if (!rt) return not_initialized();
     if (!out_text && size > 0) return null_argument("out_text");
     std::string text;

@@ -41,12 +41,12 @@ std::vector<std::string> list_plugins(const std::string& dir) {
   return out;
 }
 
-// The fault plan's target: the "target" field of the XAL_FAULT_PLAN JSON
-// (inline text or a file), "mock" by default. A plan that does not parse
-// is left to the fault backend, which reports its errors.
-std::string fault_target() {
+// The "target" field of the XAL_FAULT_PLAN JSON (inline text or a file);
+// empty when there is none. A plan that does not parse is left to the fault
+// backend, which reports its errors.
+std::string plan_target() {
   auto plan = xal::common::env("XAL_FAULT_PLAN");
-  if (!plan || xal::common::trim(*plan).empty()) return "mock";
+  if (!plan || xal::common::trim(*plan).empty()) return {};
   try {
     nlohmann::json doc;
     const std::string_view text = xal::common::trim(*plan);
@@ -54,16 +54,41 @@ std::string fault_target() {
       doc = nlohmann::json::parse(text);
     } else {
       std::ifstream in{std::string(text)};
-      if (!in) return "mock";
+      if (!in) return {};
       doc = nlohmann::json::parse(in);
     }
     if (doc.is_object()) {
       auto it = doc.find("target");
-      if (it != doc.end() && it->is_string() && !it->get<std::string>().empty())
-        return it->get<std::string>();
+      if (it != doc.end() && it->is_string()) return it->get<std::string>();
     }
   } catch (...) {
   }
+  return {};
+}
+
+// The `target=NAME` setting of XAL_FAULTS (docs/FAULTS.md, the compact
+// syntax: items separated by ';' or newlines, blanks around them and
+// around '=' ignored; the last one counts); empty when there is none. The
+// rest of the string is the fault backend's to parse.
+std::string compact_target() {
+  const auto faults = xal::common::env("XAL_FAULTS");
+  if (!faults) return {};
+  std::string target;
+  for (const auto& raw : split(*faults, ";\n")) {
+    const std::string_view item = trim(raw);
+    const auto eq = item.find('=');
+    if (eq != std::string_view::npos && trim(item.substr(0, eq)) == "target")
+      target = std::string(trim(item.substr(eq + 1)));
+  }
+  return target;
+}
+
+// The backend the fault backend wraps when XAL_BACKENDS does not say: the
+// plan's target, else XAL_FAULTS' target=, else the mock (the fault
+// backend's own order, faultinject/src/backend.cpp).
+std::string fault_target() {
+  if (std::string t = plan_target(); !t.empty()) return t;
+  if (std::string t = compact_target(); !t.empty()) return t;
   return "mock";
 }
 

@@ -1,6 +1,9 @@
 // Runtime object, common checks.
 #include "runtime.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include "host_memory.hpp"
 #include "peer_copy.hpp"
 #include "xal_common/strings.hpp"
@@ -11,10 +14,50 @@ std::atomic<Runtime*> g_runtime{nullptr};
 
 namespace {
 std::atomic<uint64_t> g_epochs{0};
+
+// Holds (RuntimeHold) count in g_holds[g_hold_phase]. xal_shutdown flips the
+// phase after unpublishing and waits for the old phase's counter only: holds
+// taken meanwhile count in the new one and see no runtime, so a steady
+// stream of handle-free calls cannot keep shutdown waiting. All seq_cst: a
+// hold that saw the runtime incremented its counter before shutdown's
+// unpublish, so shutdown's wait sees it.
+std::atomic<uint32_t> g_hold_phase{0};
+std::atomic<uint64_t> g_holds[2];
 }  // namespace
 
 Runtime::Runtime() : epoch(g_epochs.fetch_add(1, std::memory_order_relaxed) + 1) {}
 Runtime::~Runtime() = default;
+
+RuntimeHold::RuntimeHold() noexcept {
+  for (;;) {
+    phase_ = g_hold_phase.load() & 1;
+    g_holds[phase_].fetch_add(1);
+    rt_ = g_runtime.load();
+    // A phase read before a shutdown and a runtime read after the next
+    // xal_init would count against the wrong shutdown: take it again.
+    if (!rt_ || (g_hold_phase.load() & 1) == phase_) return;
+    g_holds[phase_].fetch_sub(1, std::memory_order_release);
+  }
+}
+
+RuntimeHold::~RuntimeHold() { g_holds[phase_].fetch_sub(1, std::memory_order_release); }
+
+void publish_runtime(Runtime* rt) noexcept { g_runtime.store(rt); }
+
+Runtime* unpublish_runtime() noexcept {
+  Runtime* rt = g_runtime.exchange(nullptr);
+  const uint32_t old = g_hold_phase.load() & 1;  // only changed here, under xal_init's lock
+  g_hold_phase.store(old ^ 1);
+  // A hold lasts one short call: yield, then sleep, until the last one on
+  // the old runtime is released.
+  for (unsigned spins = 0; g_holds[old].load() != 0; ++spins) {
+    if (spins < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return rt;
+}
 
 xal_status_t not_initialized() {
   return fail(XAL_ERROR_NOT_INITIALIZED,
@@ -47,7 +90,8 @@ xal_status_t bad_struct(const void* p, size_t struct_size, size_t needed,
 namespace {
 
 // "it lies in an allocation of device N (backend)" when `ptr` is inside a
-// live allocation of another device; empty otherwise.
+// live allocation of another device; empty otherwise. Caller holds
+// rt->partition_mu.
 std::string owner_elsewhere(const Runtime* rt, const DeviceObj* device, uint64_t ptr) {
   for (DeviceObj* other : rt->devices) {
     Registry::Range unused;
@@ -59,7 +103,8 @@ std::string owner_elsewhere(const Runtime* rt, const DeviceObj* device, uint64_t
 }
 
 // Why [ptr, +bytes) is not inside a live allocation of `device`, given the
-// allocation `near` at or below ptr (size 0: none).
+// allocation `near` at or below ptr (size 0: none). Caller holds
+// rt->partition_mu.
 std::string why_outside(const Runtime* rt, const DeviceObj* device, uint64_t ptr, uint64_t bytes,
                         const Registry::Range& near) {
   if (std::string other = owner_elsewhere(rt, device, ptr); !other.empty()) return other;
@@ -73,15 +118,21 @@ std::string why_outside(const Runtime* rt, const DeviceObj* device, uint64_t ptr
 
 }  // namespace
 
-xal_status_t check_range(const Runtime* rt, DeviceObj* device, uint64_t ptr,
+xal_status_t check_range(Runtime* rt, DeviceObj* device, uint64_t ptr,
                          uint64_t bytes, const char* what) {
   if (!rt->validation) return XAL_SUCCESS;
   Registry::Range near;
   if (device->state->registry.contains(ptr, bytes, &near)) return XAL_SUCCESS;
-  return fail(device, XAL_ERROR_OUT_OF_BOUNDS,
-              cat(what, " range [", hex(ptr), ", +", bytes, " bytes) on device ",
-                  device->index, " (", device->backend->name, "): ",
-                  why_outside(rt, device, ptr, bytes, near)));
+  // The message walks the device list and reads indices, which
+  // xal_device_partition / unpartition on any card change: under their lock
+  // (an error path, where the lock costs nothing that matters).
+  std::string message;
+  {
+    std::lock_guard lock(rt->partition_mu);
+    message = cat(what, " range [", hex(ptr), ", +", bytes, " bytes) on device ", device->index,
+                  " (", device->backend->name, "): ", why_outside(rt, device, ptr, bytes, near));
+  }
+  return fail(device, XAL_ERROR_OUT_OF_BOUNDS, message);
 }
 
 }  // namespace xal::core

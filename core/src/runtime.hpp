@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -49,12 +50,45 @@ struct Runtime {
   std::vector<std::string> partition_errors;
 };
 
-// The runtime, or nullptr before xal_init / after xal_shutdown.
+// The runtime, or nullptr before xal_init / after xal_shutdown began.
 extern std::atomic<Runtime*> g_runtime;
 
+// The runtime for a call that takes a handle: the handle keeps it alive (a
+// call racing xal_shutdown races the destruction of its handle, the
+// caller's error as for any destroy, docs/ABI.md rule 3). One load: the
+// dispatch path.
 inline Runtime* runtime() noexcept {
   return g_runtime.load(std::memory_order_acquire);
 }
+
+// The runtime for a call that takes no handle (xal_device_count,
+// xal_host_alloc, ...), held for the hold's lifetime: xal_shutdown
+// unpublishes the runtime first and then waits until every hold on it is
+// released before tearing it down, so such a call either runs on a whole
+// runtime or sees none (get() is nullptr: NOT_INITIALIZED). Costs two atomic
+// read-modify-writes on a counter every thread shares: not for the dispatch
+// path. Holds nest; a thread must not call xal_shutdown while holding one.
+class RuntimeHold {
+ public:
+  RuntimeHold() noexcept;
+  ~RuntimeHold();
+  RuntimeHold(const RuntimeHold&) = delete;
+  RuntimeHold& operator=(const RuntimeHold&) = delete;
+
+  Runtime* get() const noexcept { return rt_; }
+
+ private:
+  uint32_t phase_;  // which counter this hold counts in
+  Runtime* rt_;
+};
+
+// Publishes the runtime xal_init built (under xal_init's lock).
+void publish_runtime(Runtime* rt) noexcept;
+
+// For xal_shutdown (under xal_init's lock): unpublishes the runtime, waits
+// until no RuntimeHold on it is left, and returns it, now the caller's alone
+// (nullptr when none was published).
+Runtime* unpublish_runtime() noexcept;
 
 // The runtime xal_init is building (services may be called during init).
 extern Runtime* g_building;
@@ -106,8 +140,10 @@ inline void copy_out_struct(T* out, const T& value) noexcept {
 const xal_backend_services_t* services();
 
 // Checks a device range against the registry (with validation on).
-// Returns XAL_SUCCESS or OUT_OF_BOUNDS with a message naming `what`.
-xal_status_t check_range(const Runtime* rt, DeviceObj* device, uint64_t ptr,
+// Returns XAL_SUCCESS or OUT_OF_BOUNDS with a message naming `what`; the
+// message's look at the other devices takes rt->partition_mu (the device
+// list changes with xal_device_partition). Thread-safe.
+xal_status_t check_range(Runtime* rt, DeviceObj* device, uint64_t ptr,
                          uint64_t bytes, const char* what);
 
 }  // namespace xal::core

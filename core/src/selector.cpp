@@ -1,6 +1,9 @@
 // Device selector parsing.
 #include "selector.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "error.hpp"
 #include "xal_common/strings.hpp"
 
@@ -38,7 +41,7 @@ std::optional<Selector> Selector::parse(std::string_view text,
       sel.terms_[name] = std::nullopt;
       continue;
     }
-    std::set<uint32_t> indices;
+    Ranges indices;
     for (const auto& item : split(list, ",", true)) {
       const std::string_view it = trim(item);
       const auto dash = it.find('-');
@@ -50,16 +53,39 @@ std::optional<Selector> Selector::parse(std::string_view text,
                      "' is not a device index, range (0-3) or '*'");
         return std::nullopt;
       }
-      for (uint64_t i = *lo; i <= *hi; ++i) indices.insert(static_cast<uint32_t>(i));
+      add_range(indices, static_cast<uint32_t>(*lo), static_cast<uint32_t>(*hi));
     }
     auto found = sel.terms_.find(name);
     if (found == sel.terms_.end())
       sel.terms_.emplace(name, std::move(indices));
     else if (found->second)
-      found->second->insert(indices.begin(), indices.end());
+      for (const auto& [first, last] : indices) add_range(*found->second, first, last);
   }
   if (sel.terms_.empty()) sel.all_ = true;
   return sel;
+}
+
+void Selector::add_range(Ranges& ranges, uint32_t first, uint32_t last) {
+  // Merge with every range that overlaps or touches [first, last].
+  auto it = ranges.upper_bound(first);
+  if (it != ranges.begin()) {
+    auto before = std::prev(it);
+    if (uint64_t{before->second} + 1 >= first) {
+      first = before->first;
+      last = std::max(last, before->second);
+      it = ranges.erase(before);
+    }
+  }
+  while (it != ranges.end() && uint64_t{last} + 1 >= it->first) {
+    last = std::max(last, it->second);
+    it = ranges.erase(it);
+  }
+  ranges.emplace(first, last);
+}
+
+bool Selector::contains(const Ranges& ranges, uint32_t index) {
+  auto it = ranges.upper_bound(index);
+  return it != ranges.begin() && std::prev(it)->second >= index;
 }
 
 bool Selector::selects(std::initializer_list<std::string_view> names,
@@ -68,7 +94,7 @@ bool Selector::selects(std::initializer_list<std::string_view> names,
   for (std::string_view n : names) {
     auto it = terms_.find(n);
     if (it == terms_.end()) continue;
-    if (!it->second || it->second->count(index)) return true;
+    if (!it->second || contains(*it->second, index)) return true;
   }
   return false;
 }
@@ -85,10 +111,15 @@ std::vector<std::string> Selector::unmatched(const std::vector<Started>& started
       continue;
     }
     if (!indices) continue;
-    for (uint32_t i : *indices)
-      if (i >= backend->device_count)
-        out.push_back(cat("'", name, ":", i, "': ", name, " has ", backend->device_count,
-                          " device(s)"));
+    // Ranges are sorted: the ones past the last device are at the end, the
+    // first of them maybe cut by it.
+    for (const auto& [lo, last] : *indices) {
+      if (last < backend->device_count) continue;
+      const uint32_t first = std::max(lo, backend->device_count);
+      const std::string which = first == last ? cat(first) : cat(first, "-", last);
+      out.push_back(cat("'", name, ":", which, "': ", name, " has ", backend->device_count,
+                        " device(s)"));
+    }
   }
   return out;
 }

@@ -3,7 +3,6 @@
 
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,13 +27,21 @@ class Selector {
     uint32_t device_count;
   };
   // What in the selector keeps no device of `started`, one line per term
-  // or index ("'mokc' names no started backend"): to warn about.
+  // or index range ("'mokc' names no started backend", "'mock:4-9': mock
+  // has 2 device(s)"): to warn about. At most one line per range, however
+  // wide (mock:0-16777215).
   std::vector<std::string> unmatched(const std::vector<Started>& started) const;
 
  private:
+  // Device indices as disjoint, non-adjacent ranges: first -> last
+  // (inclusive). A range costs one entry whatever its width.
+  using Ranges = std::map<uint32_t, uint32_t>;
+  static void add_range(Ranges& ranges, uint32_t first, uint32_t last);
+  static bool contains(const Ranges& ranges, uint32_t index);
+
   bool all_ = true;
   // backend name -> indices (nullopt: '*')
-  std::map<std::string, std::optional<std::set<uint32_t>>, std::less<>> terms_;
+  std::map<std::string, std::optional<Ranges>, std::less<>> terms_;
 };
 
 }  // namespace xal::core

@@ -88,6 +88,13 @@ TEST_F(Comm, InfoAbortAndMissingEntries) {
   // testdev has no reduce / abort entries: NOT_SUPPORTED with a message.
   EXPECT_XAL_ERROR(xal_reduce(comms[0], send[0], recv[0], 4, XAL_DTYPE_F32, XAL_OP_SUM, 0, stream0),
                    XAL_ERROR_NOT_SUPPORTED);
+  // A refused call is not counted as a collective (only its error is).
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_XAL_OK(xal_device_get_metrics(dev0, &m));
+  EXPECT_EQ(m.xal_collective_calls, 0u);
+  EXPECT_EQ(m.xal_collective_bytes, 0u);
+  EXPECT_EQ(m.xal_errors[-XAL_ERROR_NOT_SUPPORTED], 1u);
   EXPECT_XAL_ERROR(xal_comm_abort(comms[0]), XAL_ERROR_NOT_SUPPORTED);
   EXPECT_XAL_ERROR(xal_comm_get_info(comms[0], nullptr), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_XAL_ERROR(xal_comm_get_async_error(comms[0], nullptr), XAL_ERROR_INVALID_ARGUMENT);

@@ -1,4 +1,5 @@
 // init/shutdown, NOT_INITIALIZED, error detail, status names.
+#include <atomic>
 #include <set>
 #include <string>
 #include <thread>
@@ -81,6 +82,53 @@ TEST(Lifecycle, RepeatedCyclesWorkAndReleaseEverything) {
     EXPECT_XAL_ERROR(xal_stream_query(s), XAL_ERROR_NOT_INITIALIZED);
     EXPECT_XAL_ERROR(xal_event_query(e), XAL_ERROR_NOT_INITIALIZED);
     EXPECT_XAL_ERROR(xal_mem_free(d, p), XAL_ERROR_NOT_INITIALIZED);
+  }
+}
+
+// Calls that take no handle may race xal_shutdown from another thread:
+// each one runs on the whole runtime or gets NOT_INITIALIZED, never a
+// half-destroyed one (shutdown unpublishes first and waits for them).
+TEST(Lifecycle, HandleFreeCallsRacingShutdownAreSafe) {
+  const std::string p = plugin("testdev");
+  for (int round = 0; round < 50; ++round) {
+    ASSERT_XAL_OK(init(p));
+    std::atomic<bool> go{true};
+    std::atomic<int> bad{XAL_SUCCESS}, calls{0};
+    auto allowed = [&](xal_status_t s) {
+      if (s != XAL_SUCCESS && s != XAL_ERROR_NOT_INITIALIZED) bad.store(s);
+      calls.fetch_add(1);
+      return s == XAL_SUCCESS;
+    };
+    std::thread host([&] {
+      while (go.load()) {
+        void* h = nullptr;
+        if (allowed(xal_host_alloc(64, 0, &h))) allowed(xal_host_free(h));
+      }
+    });
+    std::thread queries([&] {
+      while (go.load()) {
+        uint32_t n = 0;
+        allowed(xal_device_count(&n));
+        xal_device_t d;
+        allowed(xal_device_get(0, &d));
+        allowed(xal_backend_count(&n));
+        xal_backend_info_t b{};
+        b.struct_size = sizeof b;
+        allowed(xal_backend_get_info(0, &b));
+        char text[64];
+        allowed(xal_partition_config_errors(text, sizeof text, nullptr));
+      }
+    });
+    // Shut down after the threads' first calls, at a point of their loops
+    // that changes from round to round.
+    while (calls.load() < 2 + round * 10) std::this_thread::yield();
+    const xal_status_t down = xal_shutdown();
+    go.store(false);
+    host.join();
+    queries.join();
+    ASSERT_EQ(down, XAL_SUCCESS) << "round " << round;
+    ASSERT_EQ(bad.load(), XAL_SUCCESS)
+        << "round " << round << ": " << xal_status_name(bad.load());
   }
 }
 

@@ -365,6 +365,34 @@ TEST_F(Loader, SelectorThatKeepsNothingIsReported) {
   EXPECT_TRUE(contains(err2.c_str(), "'relative/plugins' is ignored: only absolute folders")) << err2;
 }
 
+// A wide range past the last device is one warning, not one per index
+// (nor a set of 16 million indices).
+TEST_F(Loader, WideSelectorRangeIsReportedOnce) {
+  const std::string p = plugin("testdev");
+  auto lines_about = [](const std::string& err) {
+    size_t n = 0;
+    for (size_t at = err.find("selects nothing"); at != std::string::npos;
+         at = err.find("selects nothing", at + 1))
+      ++n;
+    return n;
+  };
+  for (const char* sel : {"testdev:0-4095", "testdev:1;testdev:0-16777215,7"}) {
+    ::testing::internal::CaptureStderr();
+    const xal_status_t st = init(p, sel);
+    uint32_t n = 0;
+    if (st == XAL_SUCCESS) xal_device_count(&n);
+    xal_shutdown();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_EQ(st, XAL_SUCCESS) << sel;
+    EXPECT_EQ(n, 2u) << sel;
+    ASSERT_EQ(lines_about(err), 1u) << sel << ": " << err.substr(0, 2000);
+    const std::string range = std::string(sel).find("16777215") != std::string::npos
+                                  ? "'testdev:2-16777215': testdev has 2 device(s)"
+                                  : "'testdev:2-4095': testdev has 2 device(s)";
+    EXPECT_TRUE(contains(err.c_str(), range.c_str())) << err;
+  }
+}
+
 // A program built against the 1.0 header passes the 1.0 struct size: the
 // fields it knows are filled, nothing past them is written.
 TEST_F(Loader, BackendInfoOfThe10SizeIsFilledUpToItsEnd) {
@@ -483,6 +511,43 @@ TEST_F(Loader, FaultPlanTargetReplacesThatBackend) {
   ASSERT_XAL_OK(xal_backend_count(&n));
   ASSERT_EQ(n, 2u);
   EXPECT_STREQ(info_of(0).name, "testdev");
+  expect_fault_entry(info_of(1));
+  std::remove(file.c_str());
+}
+
+// XAL_FAULTS' own target= setting (the compact syntax) names the backend to
+// wrap as the plan's "target" does: that backend is wrapped in its place,
+// not the default mock added beside it. Items are separated by ';' or
+// newlines, with blanks around them.
+TEST_F(Loader, CompactFaultTargetReplacesThatBackend) {
+  for (const char* faults : {"target=testdev2;mem_alloc=nth(1)OUT_OF_MEMORY",
+                             "mem_alloc=nth(1)OUT_OF_MEMORY\n  target = testdev2 ;seed=3"}) {
+    ScopedEnv f("XAL_FAULTS", faults);
+    ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+    uint32_t n = 0;
+    ASSERT_XAL_OK(xal_backend_count(&n));
+    ASSERT_EQ(n, 2u) << faults;
+    EXPECT_STREQ(info_of(0).name, "testdev");
+    const xal_backend_info_t b = info_of(1);
+    expect_fault_entry(b);
+    if (b.state == XAL_BACKEND_STATE_LOADED) {
+      EXPECT_STREQ(b.name, "fault(testdev2)");
+    }
+    ASSERT_XAL_OK(xal_shutdown());
+  }
+  // A plan without a target leaves XAL_FAULTS' target in force (the fault
+  // backend merges them so).
+  const std::string file = ::testing::TempDir() + "xal_core_plan_notarget.json";
+  FILE* out = std::fopen(file.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs(R"({"rules": []})", out);
+  std::fclose(out);
+  ScopedEnv p("XAL_FAULT_PLAN", file.c_str());
+  ScopedEnv f("XAL_FAULTS", "target=testdev2");
+  ASSERT_XAL_OK(init(plugin("testdev") + "," + plugin("testdev2")));
+  uint32_t n = 0;
+  ASSERT_XAL_OK(xal_backend_count(&n));
+  EXPECT_EQ(n, 2u);
   expect_fault_entry(info_of(1));
   std::remove(file.c_str());
 }

@@ -1,8 +1,10 @@
 // Partitions of a card: XAL_PARTITIONS, xal_device_partition/unpartition,
 // quotas, streams and copies on partitions, the card refusing work, metrics.
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.hpp"
@@ -308,6 +310,41 @@ TEST_F(Partitions, ApiCreatesAndUndoes) {
   ASSERT_EQ(xal_mem_alloc(card, 4096, &a), XAL_SUCCESS);  // whole again
   EXPECT_EQ(xal_mem_free(card, a), XAL_SUCCESS);
   EXPECT_XAL_ERROR(xal_device_unpartition(card), XAL_ERROR_INVALID_ARGUMENT);
+}
+
+// A copy outside any allocation names the device that owns the pointer, if
+// any: that look at every device must not race xal_device_partition /
+// unpartition on another card (copies take only a stream, so nothing tells
+// the caller to keep them apart).
+TEST_F(Partitions, BadCopiesRacingPartitionsOfAnotherCard) {
+  start(nullptr);
+  xal_device_t card = device(0);
+  xal_stream_t s = nullptr;
+  ASSERT_EQ(xal_stream_create(device(1), 0, &s), XAL_SUCCESS);
+  std::vector<uint8_t> host(64);
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{XAL_ERROR_OUT_OF_BOUNDS};
+  std::thread copies([&] {
+    while (!done.load()) {
+      const xal_status_t st = xal_memcpy_htod(s, 0x40, host.data(), host.size());
+      if (st != XAL_ERROR_OUT_OF_BOUNDS) bad.store(st);
+    }
+  });
+  // The most partitions a card takes: a long device list to walk, grown
+  // and shrunk by 64 each round.
+  std::vector<xal_partition_desc_t> d(64, desc(kMiB, 0));
+  for (int round = 0; round < 300; ++round) {
+    xal_status_t st = xal_device_partition(card, 64, d.data(), nullptr);
+    if (st == XAL_SUCCESS) st = xal_device_unpartition(card);
+    if (st != XAL_SUCCESS) {
+      ADD_FAILURE() << "round " << round << ": " << last_error().message;
+      break;
+    }
+  }
+  done.store(true);
+  copies.join();
+  EXPECT_EQ(bad.load(), XAL_ERROR_OUT_OF_BOUNDS) << xal_status_name(bad.load());
+  EXPECT_EQ(xal_stream_destroy(s), XAL_SUCCESS);
 }
 
 TEST_F(Partitions, UndoRenumbersLaterPartitions) {

@@ -68,6 +68,10 @@ xal_status_t td_init(const xal_backend_init_args_t* args, xal_backend_t** out) {
         b->fail_dtoh = std::strtoull(spec.c_str() + colon + 1, nullptr, 10);
     }
     b->htod_delay_ms = config_uint(b->services, "XAL_TESTDEV_HTOD_DELAY_MS", 0);
+    // XAL_TESTDEV_FAIL_COPIES=<name>: every copy and memset of that instance
+    // fails (OUT_OF_MEMORY), before anything is queued.
+    if (const char* f = b->services->get_config("XAL_TESTDEV_FAIL_COPIES"); f)
+      b->fail_copies = b->name == f;
     const uint64_t n = config_uint(b->services, "XAL_TESTDEV_DEVICES", 2);
     const uint64_t mem = config_uint(b->services, "XAL_TESTDEV_MEMORY", 1ull << 30);
     for (uint64_t i = 0; i < n; ++i) {
@@ -246,7 +250,16 @@ xal_status_t td_host_func(xal_bstream_t* stream, void (*fn)(void*), void* user) 
   return XAL_SUCCESS;
 }
 
+// The failure XAL_TESTDEV_FAIL_COPIES asks for, or SUCCESS.
+xal_status_t copy_failure(xal_bstream_t* s) {
+  Backend* b = as<Stream>(s)->device->backend;
+  if (!b->fail_copies) return XAL_SUCCESS;
+  return error(b, XAL_ERROR_OUT_OF_MEMORY, 2, "TESTDEV_ERROR_COPY",
+               "testdev: injected copy failure (XAL_TESTDEV_FAIL_COPIES)");
+}
+
 xal_status_t td_htod(xal_bstream_t* s, xal_devptr_t dst, const void* src, size_t n) {
+  if (xal_status_t f = copy_failure(s); f) return f;
   Stream* stream = as<Stream>(s);
   const uint64_t delay = stream->async ? stream->device->backend->htod_delay_ms : 0;
   stream->enqueue([=] {
@@ -257,6 +270,7 @@ xal_status_t td_htod(xal_bstream_t* s, xal_devptr_t dst, const void* src, size_t
 }
 
 xal_status_t td_dtoh(xal_bstream_t* s, void* dst, xal_devptr_t src, size_t n) {
+  if (xal_status_t f = copy_failure(s); f) return f;
   Backend* b = as<Stream>(s)->device->backend;
   if (b->fail_dtoh && ++b->dtohs == b->fail_dtoh)
     return error(b, XAL_ERROR_BACKEND, 999, "TESTDEV_ERROR_INJECTED",
@@ -266,6 +280,7 @@ xal_status_t td_dtoh(xal_bstream_t* s, void* dst, xal_devptr_t src, size_t n) {
 }
 
 xal_status_t td_dtod(xal_bstream_t* s, xal_devptr_t dst, xal_devptr_t src, size_t n) {
+  if (xal_status_t f = copy_failure(s); f) return f;
   as<Stream>(s)->enqueue([=] {
     std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), n);
   });
@@ -278,6 +293,7 @@ xal_status_t td_peer(xal_bstream_t* s, xal_bdevice_t*, xal_devptr_t dst,
 }
 
 xal_status_t td_memset(xal_bstream_t* s, xal_devptr_t dst, uint8_t v, size_t n) {
+  if (xal_status_t f = copy_failure(s); f) return f;
   as<Stream>(s)->enqueue([=] { std::memset(reinterpret_cast<void*>(dst), v, n); });
   return XAL_SUCCESS;
 }

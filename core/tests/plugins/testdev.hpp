@@ -75,6 +75,7 @@ struct Backend {
   uint64_t fail_dtoh = 0;           // XAL_TESTDEV_FAIL_DTOH for this instance (0: none)
   std::atomic<uint64_t> dtohs{0};   // memcpy_dtoh calls so far
   uint64_t htod_delay_ms = 0;       // XAL_TESTDEV_HTOD_DELAY_MS
+  bool fail_copies = false;         // XAL_TESTDEV_FAIL_COPIES names this instance
   std::vector<std::unique_ptr<Device>> devices;
   std::mutex mu;
   std::map<void*, size_t> registered;  // host_register
