@@ -227,8 +227,9 @@ XAL_API xal_status_t xal_comm_create(const xal_device_t* devs, uint32_t n,
     std::vector<std::unique_ptr<CommImpl>> impls;
     // One backend with its own library: the native path. Otherwise (mixed
     // backends, or a backend without native collectives) the core's path,
-    // which also takes over, with a warning, when the library fails to make
-    // the communicator (native_failure_can_fall_back).
+    // which also takes over, with a warning, when the library cannot make
+    // the communicator (NOT_SUPPORTED, BACKEND_UNAVAILABLE: see
+    // native_failure_can_fall_back).
     // XAL_COMM_FORCE_PATH=hierarchical takes the core's path always (to
     // measure it against the native one); =native refuses the core's path.
     const auto forced = xal::common::env("XAL_COMM_FORCE_PATH");

@@ -49,10 +49,11 @@ xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
                                  uint32_t timeout_ms,
                                  std::vector<std::unique_ptr<CommImpl>>& out);
 
-// True when a backend's comm_create failed in its collective library
-// (NOT_SUPPORTED, BACKEND_UNAVAILABLE, BACKEND, INTERNAL: an NCCL that does
-// not start with this driver, say) rather than on its devices: the core's
-// path can run those ranks instead. Thread-safe.
+// True when a backend's comm_create said its collective library cannot
+// serve these devices (NOT_SUPPORTED, BACKEND_UNAVAILABLE: no NCCL, say):
+// the core's path runs those ranks instead. Any other failure (BACKEND,
+// INTERNAL, a device error) is returned to the caller (COLLECTIVES.md).
+// Thread-safe.
 bool native_failure_can_fall_back(xal_status_t status);
 
 // Logs a warning that `backend`'s native collectives failed (with the

@@ -111,9 +111,11 @@ xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
   return XAL_SUCCESS;
 }
 
+// Only "the library cannot serve this set" (absent, not loaded, refuses
+// these devices): a library that tried and failed (BACKEND, INTERNAL) or a
+// device error is the caller's to see, as an injected fault must be.
 bool native_failure_can_fall_back(xal_status_t status) {
-  return status == XAL_ERROR_NOT_SUPPORTED || status == XAL_ERROR_BACKEND_UNAVAILABLE ||
-         status == XAL_ERROR_BACKEND || status == XAL_ERROR_INTERNAL;
+  return status == XAL_ERROR_NOT_SUPPORTED || status == XAL_ERROR_BACKEND_UNAVAILABLE;
 }
 
 void warn_native_fallback(const Backend* backend) {

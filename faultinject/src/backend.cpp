@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 
 #include "profiles.hpp"
@@ -57,7 +58,16 @@ xal_status_t FaultBackend::report(xal_status_t status,
 }
 
 xal_status_t FaultBackend::start(const char* argument) {
-  const xal_status_t status = set_up(argument);
+  xal_status_t status = XAL_SUCCESS;
+  try {
+    status = set_up(argument);
+  } catch (const std::bad_alloc&) {
+    status = refuse_start(XAL_ERROR_OUT_OF_HOST_MEMORY,
+                          "fault: out of host memory at start");
+  } catch (const std::exception& e) {
+    status = refuse_start(XAL_ERROR_INTERNAL,
+                          std::string("fault: start failed: ") + e.what());
+  }
   if (status != XAL_SUCCESS) log_start_failure(status);
   return status;
 }
@@ -216,6 +226,7 @@ xal_status_t FaultBackend::set_up(const char* argument) {
 
 void FaultBackend::stop() {
   end_hangs();
+  if (target != nullptr) free_staging(true);
   if (target != nullptr && t.shutdown != nullptr) t.shutdown(target);
   target = nullptr;
   comms.clear();
@@ -251,6 +262,9 @@ xal_status_t FaultBackend::load_plan(const char* text, uint32_t flags) {
                   "fault: unknown plan flags " + std::to_string(flags));
   }
   const bool append = (flags & XAL_FAULT_PLAN_APPEND) != 0;
+  // One plan at a time: the default names of appended rules ("rule<N>")
+  // count the rules already loaded.
+  std::lock_guard lock(plan_mutex);
   try {
     const size_t first = append ? engine.rule_count() : 0;
     Plan plan = parse_plan_any(text, first);

@@ -1,7 +1,8 @@
 // The fault backend's objects. Each wraps the target backend's object and
 // keeps the state the fault backend needs (sticky errors, pending
 // asynchronous errors). The backend owns every wrapper; wrappers are freed
-// when destroyed through the table or at shutdown.
+// when released through the table (a stream or event only once the target
+// released its object) or at shutdown.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,8 @@ namespace xal::fault {
 
 class FaultBackend;
 
+struct FaultStream;
+
 struct DeviceState {
   std::atomic<bool> sticky{false};
   std::atomic<bool> pending{false};
@@ -33,6 +36,11 @@ struct DeviceState {
   std::string sticky_message;
   ErrorSpec pending_error;
   std::string pending_message;
+  // The stream of the call the pending error was injected into (compared,
+  // never dereferenced): only a sync of that stream, of an event recorded
+  // on it, or of the device takes the error. nullptr: any sync on the
+  // device (a call without a stream, or its stream was destroyed).
+  const FaultStream* pending_stream = nullptr;
   std::atomic<uint64_t> injected{0};
 };
 
@@ -53,6 +61,8 @@ struct FaultEvent {
   FaultDevice* device = nullptr;
   xal_bevent_t* target = nullptr;
   std::atomic<bool> dead{false};
+  // The stream of its last event_record (compared, never dereferenced).
+  std::atomic<const FaultStream*> recorded_on{nullptr};
 };
 
 struct FaultModule;
@@ -151,11 +161,16 @@ class FaultBackend {
   // pending async errors at a sync point, then the rules. Returns
   // XAL_SUCCESS to forward the call; `flip` receives a bitflip to apply to
   // the output once the call succeeded. `comm` is the collective's
-  // communicator (nullptr for other calls).
+  // communicator (nullptr for other calls). `stream` is the call's stream
+  // (for an event sync, the event's last recording stream; nullptr for
+  // calls without one): an async error injected into the call waits for a
+  // sync of that stream, and a sync takes only a pending error of its own
+  // stream (or of none).
   xal_status_t before(Op op, FaultDevice* dev, FaultDevice* dev2,
                       std::optional<uint64_t> bytes, uint64_t output_bytes,
                       std::optional<Decision>* flip,
-                      const CommCall* comm = nullptr);
+                      const CommCall* comm = nullptr,
+                      const FaultStream* stream = nullptr);
 
   // before() for one call on several devices (comm_create): the sticky
   // state of each, then the rules once for the call (a rule for one device
@@ -163,9 +178,18 @@ class FaultBackend {
   xal_status_t before_devices(Op op, std::span<FaultDevice* const> devs);
 
   // Corrupts the output of a call that succeeded on `stream`: host memory
-  // `host` (dtoh) or device memory `dptr` of `dev` (`bytes` long).
+  // `host` (dtoh) or device memory `dptr` of `dev` (`bytes` long), once
+  // the stream has run the call. Queued in stream order without waiting
+  // when the target has host functions (device memory the host cannot see
+  // goes through a staging buffer: copy out, flip, copy back); otherwise,
+  // and for a peer copy's output on another device than the stream's, the
+  // stream is synchronised and the flip made before this returns.
   void flip_output(FaultStream* stream, FaultDevice* dev, xal_devptr_t dptr,
                    void* host, uint64_t bytes, const Decision& d);
+
+  // Forgets `stream` as the stream of its device's pending error: a
+  // destroyed stream's error goes to the next sync on the device.
+  void unbind_pending(FaultStream* stream);
 
   // Clears `dev`'s sticky and pending errors, resets the target device and,
   // once the target's reset succeeded, invalidates the device's wrappers
@@ -187,6 +211,9 @@ class FaultBackend {
   uint32_t target_flags = 0;
   std::vector<std::unique_ptr<FaultDevice>> devices;
   Engine engine;
+  // Serialises the plan changes of the control extension (load_plan, clear)
+  // so that appended rules get unique default names.
+  std::mutex plan_mutex;
   FaultLog log;
   // The hang time-out when neither the rule, its plan nor the communicator
   // gives one: XAL_COMM_TIMEOUT_MS, else 10 s.
@@ -199,10 +226,35 @@ class FaultBackend {
   std::mutex host_mutex;
   std::unordered_map<void*, size_t> own_host;  // host_alloc when target lacks
 
+  // The staging buffer of one flip queued on a stream (flip_output). Its
+  // host functions touch only this object, never the target.
+  struct FlipStaging {
+    FaultDevice* device = nullptr;  // whose stream runs it
+    uint8_t* host = nullptr;        // the target's host_alloc, or `owned`
+    std::unique_ptr<uint8_t[]> owned;
+    std::vector<BitFlip> flips;
+    std::atomic<bool> done{false};  // the stream has passed the copy back
+    static void flip(void* user);
+    static void finish(void* user);
+  };
+
  private:
   xal_status_t inject(Decision& d, Op op, FaultDevice* dev,
                       std::optional<uint64_t> bytes,
-                      std::optional<Decision>* flip, const CommCall* comm);
+                      std::optional<Decision>* flip, const CommCall* comm,
+                      const FaultStream* stream);
+  // Queues the flip of device memory through a staging buffer (see
+  // flip_output); false when nothing could be queued.
+  bool queue_staged_flip(FaultStream* stream, xal_devptr_t dptr,
+                         uint64_t bytes, const Decision& d);
+  // Runs fn(user) once `stream` reaches this point: a host function, or
+  // (when that cannot be queued) after synchronising the stream. False
+  // when neither worked: fn never runs.
+  bool in_stream_order(xal_bstream_t* stream, void (*fn)(void*), void* user);
+  // Frees the staging buffers whose flips are done (all of them with
+  // `all`, after draining their devices: at shutdown). Thread-safe.
+  void free_staging(bool all);
+
   xal_status_t sticky_error(FaultDevice* dev, Op op);
   // Reports the pending asynchronous error `e` that this call took from
   // `dev` (it is delivered once).
@@ -232,6 +284,9 @@ class FaultBackend {
   void log_start_failure(xal_status_t status) const;
 
   std::string start_error_;  // the reason start() failed, as reported
+
+  std::mutex staging_mutex_;  // guards staging_
+  std::vector<std::unique_ptr<FlipStaging>> staging_;
 
   std::mutex hang_mutex_;  // guards the fields below and CommGroup::aborts
   std::condition_variable hang_cv_;

@@ -1,5 +1,8 @@
 #include "engine.hpp"
 
+#include <algorithm>
+#include <unordered_set>
+
 namespace xal::fault {
 namespace {
 
@@ -18,6 +21,27 @@ bool device_matches(int64_t rule_device, std::span<const int64_t> devices) {
     if (d == rule_device) return true;
   }
   return false;
+}
+
+// `bits` distinct bits of a buffer of `bytes` bytes (every bit once when it
+// has fewer), so that no two flips cancel: Floyd's sampling, one draw per
+// bit, in the order drawn.
+std::vector<BitFlip> draw_flips(std::mt19937_64& rng, uint32_t bits,
+                                uint64_t bytes) {
+  const uint64_t total = bytes > (UINT64_MAX >> 3) ? UINT64_MAX : bytes * 8;
+  const uint64_t k = std::min<uint64_t>(bits, total);
+  std::vector<BitFlip> flips;
+  flips.reserve(k);
+  std::unordered_set<uint64_t> taken;
+  for (uint64_t j = total - k; j < total; ++j) {
+    uint64_t bit = std::uniform_int_distribution<uint64_t>(0, j)(rng);
+    if (!taken.insert(bit).second) {  // j could not be drawn before: free
+      bit = j;
+      taken.insert(j);
+    }
+    flips.push_back(BitFlip{bit >> 3, static_cast<uint8_t>(1u << (bit & 7u))});
+  }
+  return flips;
 }
 
 }  // namespace
@@ -161,14 +185,7 @@ std::optional<Decision> Engine::decide(Op op,
     d.device = r.device >= 0 ? r.device : devices.empty() ? -1 : devices[0];
     d.call = call;
     d.match = match;
-    if (r.action == Action::bitflip) {
-      d.flips.reserve(r.bits);
-      for (uint32_t b = 0; b < r.bits; ++b) {
-        const uint64_t x = s.rng();
-        d.flips.push_back(BitFlip{(x >> 3) % output_bytes,
-                                  static_cast<uint8_t>(1u << (x & 7u))});
-      }
-    }
+    if (r.action == Action::bitflip) d.flips = draw_flips(s.rng, r.bits, output_bytes);
     return d;
   }
   return std::nullopt;

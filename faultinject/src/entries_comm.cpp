@@ -51,14 +51,17 @@ xal_status_t fault_module_unload(xal_bmodule_t* module) {
   FaultModule* m = as_fault(module);
   FaultBackend* b = m->device->backend;
   return guarded(b, "module_unload", [&] {
-    const auto s = b->before(Op::module_unload, m->device, nullptr,
-                             std::nullopt, 0, nullptr);
-    if (s != XAL_SUCCESS) return s;
+    // The core drops the module whatever module_unload returns
+    // (xal_backend.h, "Releases"): an injected error is returned, but the
+    // module still goes.
+    const auto injected = b->before(Op::module_unload, m->device, nullptr,
+                                    std::nullopt, 0, nullptr);
     auto owned = b->modules.take(m);
     if (!owned || owned->dead.load() || b->t.module_unload == nullptr) {
-      return XAL_SUCCESS;
+      return injected;
     }
-    return b->t.module_unload(owned->target);
+    const auto s = b->t.module_unload(owned->target);
+    return s != XAL_SUCCESS ? s : injected;  // the detail of the one returned
   });
 }
 
@@ -93,7 +96,7 @@ xal_status_t fault_kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
     if (w->dead.load()) return dead(b, "stream");
     if (k->module->dead.load()) return dead(b, "module");
     const auto s = b->before(Op::kernel_launch, w->device, nullptr,
-                             std::nullopt, 0, nullptr);
+                             std::nullopt, 0, nullptr, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     if (b->t.kernel_launch == nullptr) return unsupported(b, "kernels");
     return b->t.kernel_launch(w->target, k->target, config, args, arg_count);
@@ -136,14 +139,15 @@ xal_status_t fault_comm_destroy(xal_bcomm_t* comm) {
   FaultComm* c = as_fault(comm);
   FaultBackend* b = c->device->backend;
   return guarded(b, "comm_destroy", [&] {
-    const auto s = b->before(Op::comm_destroy, c->device, nullptr,
-                             std::nullopt, 0, nullptr);
-    if (s != XAL_SUCCESS) return s;
+    // Released whatever it returns, as module_unload.
+    const auto injected = b->before(Op::comm_destroy, c->device, nullptr,
+                                    std::nullopt, 0, nullptr);
     auto owned = b->comms.take(c);
     if (!owned || owned->dead.load() || b->t.comm_destroy == nullptr) {
-      return XAL_SUCCESS;
+      return injected;
     }
-    return b->t.comm_destroy(owned->target);
+    const auto s = b->t.comm_destroy(owned->target);
+    return s != XAL_SUCCESS ? s : injected;
   });
 }
 
@@ -177,14 +181,54 @@ xal_status_t fault_comm_get_async_error(xal_bcomm_t* comm,
   });
 }
 
+// The groups this thread has open (group_start without its group_end), by
+// backend, and the bit flips of their collectives: a target runs a group's
+// collectives at group_end, so their flips are queued after it.
+struct GroupFlip {
+  FaultStream* stream;
+  FaultDevice* device;
+  xal_devptr_t recv;
+  uint64_t bytes;
+  Decision decision;
+};
+struct GroupState {
+  FaultBackend* backend;
+  uint32_t depth;
+  std::vector<GroupFlip> flips;
+};
+thread_local std::vector<GroupState> t_groups;
+
+GroupState* open_group(FaultBackend* b) {
+  for (auto& g : t_groups) {
+    if (g.backend == b) return &g;
+  }
+  return nullptr;
+}
+
 template <Op kOp, xal_status_t (*xal_backend_table_t::*kEntry)(xal_backend_t*)>
 xal_status_t group_call(xal_backend_t* backend) {
   FaultBackend* b = as_fault(backend);
   return guarded(b, op_name(kOp).data(), [&] {
     const auto s = b->before(kOp, nullptr, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
-    if (b->t.*kEntry == nullptr) return XAL_SUCCESS;
-    return (b->t.*kEntry)(b->target);
+    const auto r =
+        b->t.*kEntry == nullptr ? XAL_SUCCESS : (b->t.*kEntry)(b->target);
+    GroupState* g = open_group(b);
+    if (kOp == Op::group_start) {
+      if (r != XAL_SUCCESS) return r;
+      if (g == nullptr) g = &t_groups.emplace_back(GroupState{b, 0, {}});
+      ++g->depth;
+    } else if (g != nullptr && --g->depth == 0) {
+      // The group's collectives are queued now (none when it failed).
+      std::vector<GroupFlip> flips = std::move(g->flips);
+      std::erase_if(t_groups,
+                    [&](const GroupState& x) { return x.backend == b; });
+      if (r != XAL_SUCCESS) return r;
+      for (const auto& f : flips) {
+        b->flip_output(f.stream, f.device, f.recv, nullptr, f.bytes, f.decision);
+      }
+    }
+    return r;
   });
 }
 
@@ -206,12 +250,18 @@ xal_status_t collective(Op op, FaultComm* c, xal_bstream_t* stream,
     const uint64_t bytes = out_elems * dtype_size(dtype);
     std::optional<Decision> flip;
     const auto s = b->before(op, c->device, nullptr, bytes,
-                             has_output ? bytes : 0, &flip, &call_comm);
+                             has_output ? bytes : 0, &flip, &call_comm, w);
     if (s != XAL_SUCCESS) return s;
     if (!supported) return unsupported(b, "collectives");
     const auto r = call(c->target, w->target);
     if (r == XAL_SUCCESS && flip && has_output) {
-      b->flip_output(w, c->device, recv, nullptr, bytes, *flip);
+      // Inside a group the target runs the collective at group_end.
+      if (GroupState* g = open_group(b)) {
+        g->flips.push_back(
+            GroupFlip{w, c->device, recv, bytes, std::move(*flip)});
+      } else {
+        b->flip_output(w, c->device, recv, nullptr, bytes, *flip);
+      }
     }
     return r;
   });

@@ -34,11 +34,17 @@ xal_status_t fault_stream_destroy(xal_bstream_t* stream) {
   FaultBackend* b = w->device->backend;
   return guarded(b, "stream_destroy", [&] {
     const auto s = b->before(Op::stream_destroy, w->device, nullptr,
-                             std::nullopt, 0, nullptr);
+                             std::nullopt, 0, nullptr, nullptr, w);
     if (s != XAL_SUCCESS) return s;
-    auto owned = b->streams.take(w);
-    if (!owned || owned->dead.load()) return XAL_SUCCESS;
-    return b->t.stream_destroy(owned->target);
+    // A destroy that failed has not released the stream (xal_backend.h,
+    // "Releases"): the wrapper stays for the core's retry.
+    if (!w->dead.load()) {
+      const auto d = b->t.stream_destroy(w->target);
+      if (d != XAL_SUCCESS) return d;
+    }
+    b->unbind_pending(w);
+    b->streams.take(w);  // frees the wrapper
+    return XAL_SUCCESS;
   });
 }
 
@@ -49,7 +55,8 @@ xal_status_t stream_call(xal_bstream_t* stream) {
   FaultBackend* b = w->device->backend;
   return guarded(b, op_name(kOp).data(), [&] {
     if (w->dead.load()) return dead(b, "stream");
-    const auto s = b->before(kOp, w->device, nullptr, std::nullopt, 0, nullptr);
+    const auto s = b->before(kOp, w->device, nullptr, std::nullopt, 0,
+                             nullptr, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     return (b->t.*kEntry)(w->target);
   });
@@ -62,7 +69,7 @@ xal_status_t fault_stream_enqueue_host_func(xal_bstream_t* stream,
   return guarded(b, "stream_enqueue_host_func", [&] {
     if (w->dead.load()) return dead(b, "stream");
     const auto s = b->before(Op::stream_enqueue_host_func, w->device, nullptr,
-                             std::nullopt, 0, nullptr);
+                             std::nullopt, 0, nullptr, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     if (b->t.stream_enqueue_host_func != nullptr) {
       return b->t.stream_enqueue_host_func(w->target, fn, user);
@@ -82,8 +89,8 @@ xal_status_t fault_memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
   return guarded(b, "memcpy_htod", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
-    const auto s =
-        b->before(Op::memcpy_htod, w->device, nullptr, bytes, bytes, &flip);
+    const auto s = b->before(Op::memcpy_htod, w->device, nullptr, bytes, bytes,
+                             &flip, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     const auto c = b->t.memcpy_htod(w->target, dst, src, bytes);
     if (c == XAL_SUCCESS && flip) {
@@ -100,8 +107,8 @@ xal_status_t fault_memcpy_dtoh(xal_bstream_t* stream, void* dst,
   return guarded(b, "memcpy_dtoh", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
-    const auto s =
-        b->before(Op::memcpy_dtoh, w->device, nullptr, bytes, bytes, &flip);
+    const auto s = b->before(Op::memcpy_dtoh, w->device, nullptr, bytes, bytes,
+                             &flip, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     const auto c = b->t.memcpy_dtoh(w->target, dst, src, bytes);
     if (c == XAL_SUCCESS && flip) {
@@ -118,8 +125,8 @@ xal_status_t fault_memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
   return guarded(b, "memcpy_dtod", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
-    const auto s =
-        b->before(Op::memcpy_dtod, w->device, nullptr, bytes, bytes, &flip);
+    const auto s = b->before(Op::memcpy_dtod, w->device, nullptr, bytes, bytes,
+                             &flip, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     const auto c = b->t.memcpy_dtod(w->target, dst, src, bytes);
     if (c == XAL_SUCCESS && flip) {
@@ -161,8 +168,8 @@ xal_status_t fault_memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
     FaultDevice* other = dd == w->device ? sd : dd;
-    const auto s =
-        b->before(Op::memcpy_peer, w->device, other, bytes, bytes, &flip);
+    const auto s = b->before(Op::memcpy_peer, w->device, other, bytes, bytes,
+                             &flip, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     const auto c =
         b->t.memcpy_peer != nullptr
@@ -183,7 +190,8 @@ xal_status_t fault_memset(xal_bstream_t* stream, xal_devptr_t dst,
   return guarded(b, "memset", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
-    const auto s = b->before(Op::memset, w->device, nullptr, bytes, bytes, &flip);
+    const auto s = b->before(Op::memset, w->device, nullptr, bytes, bytes, &flip,
+                             nullptr, w);
     if (s != XAL_SUCCESS) return s;
     const auto c = b->t.memset(w->target, dst, value, bytes);
     if (c == XAL_SUCCESS && flip) {
@@ -217,9 +225,13 @@ xal_status_t fault_event_destroy(xal_bevent_t* event) {
     const auto s = b->before(Op::event_destroy, w->device, nullptr,
                              std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
-    auto owned = b->events.take(w);
-    if (!owned || owned->dead.load()) return XAL_SUCCESS;
-    return b->t.event_destroy(owned->target);
+    // As stream_destroy: a failed destroy keeps the wrapper.
+    if (!w->dead.load()) {
+      const auto d = b->t.event_destroy(w->target);
+      if (d != XAL_SUCCESS) return d;
+    }
+    b->events.take(w);  // frees the wrapper
+    return XAL_SUCCESS;
   });
 }
 
@@ -231,9 +243,11 @@ xal_status_t fault_event_record(xal_bevent_t* event, xal_bstream_t* stream) {
     if (e->dead.load()) return dead(b, "event");
     if (w->dead.load()) return dead(b, "stream");
     const auto s = b->before(Op::event_record, w->device, e->device,
-                             std::nullopt, 0, nullptr);
+                             std::nullopt, 0, nullptr, nullptr, w);
     if (s != XAL_SUCCESS) return s;
-    return b->t.event_record(e->target, w->target);
+    const auto r = b->t.event_record(e->target, w->target);
+    if (r == XAL_SUCCESS) e->recorded_on.store(w);
+    return r;
   });
 }
 
@@ -246,7 +260,7 @@ xal_status_t fault_stream_wait_event(xal_bstream_t* stream,
     if (e->dead.load()) return dead(b, "event");
     if (w->dead.load()) return dead(b, "stream");
     const auto s = b->before(Op::stream_wait_event, w->device, e->device,
-                             std::nullopt, 0, nullptr);
+                             std::nullopt, 0, nullptr, nullptr, w);
     if (s != XAL_SUCCESS) return s;
     return b->t.stream_wait_event(w->target, e->target);
   });
@@ -258,7 +272,8 @@ xal_status_t event_call(xal_bevent_t* event) {
   FaultBackend* b = e->device->backend;
   return guarded(b, op_name(kOp).data(), [&] {
     if (e->dead.load()) return dead(b, "event");
-    const auto s = b->before(kOp, e->device, nullptr, std::nullopt, 0, nullptr);
+    const auto s = b->before(kOp, e->device, nullptr, std::nullopt, 0, nullptr,
+                             nullptr, e->recorded_on.load());
     if (s != XAL_SUCCESS) return s;
     return (b->t.*kEntry)(e->target);
   });

@@ -1,6 +1,8 @@
 // The injection path of the fault backend: sticky and pending errors,
 // the actions of a firing rule, bit flips in outputs, reset and health.
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -57,7 +59,8 @@ xal_status_t FaultBackend::before(Op op, FaultDevice* dev, FaultDevice* dev2,
                                   std::optional<uint64_t> bytes,
                                   uint64_t output_bytes,
                                   std::optional<Decision>* flip,
-                                  const CommCall* comm) {
+                                  const CommCall* comm,
+                                  const FaultStream* stream) {
   if (!op_passes_sticky(op)) {
     for (FaultDevice* d : {dev, dev2}) {
       if (d != nullptr && d->state.sticky.load(std::memory_order_acquire)) {
@@ -73,9 +76,13 @@ xal_status_t FaultBackend::before(Op op, FaultDevice* dev, FaultDevice* dev2,
     bool taken = false;  // by this thread: another may have taken it first
     {
       std::lock_guard lock(dev->state.mutex);
-      if (dev->state.pending.exchange(false, std::memory_order_acq_rel)) {
+      const FaultStream* bound = dev->state.pending_stream;
+      if (dev->state.pending.load(std::memory_order_acquire) &&
+          (op == Op::device_synchronize || bound == nullptr || bound == stream)) {
         e = dev->state.pending_error;
         message = dev->state.pending_message;
+        dev->state.pending_stream = nullptr;
+        dev->state.pending.store(false, std::memory_order_release);
         taken = true;
       }
     }
@@ -84,7 +91,7 @@ xal_status_t FaultBackend::before(Op op, FaultDevice* dev, FaultDevice* dev2,
   auto d = engine.decide(op, dev != nullptr ? dev->index : -1, bytes,
                          output_bytes);
   if (!d) return XAL_SUCCESS;
-  return inject(*d, op, dev, bytes, flip, comm);
+  return inject(*d, op, dev, bytes, flip, comm, stream);
 }
 
 xal_status_t FaultBackend::before_devices(Op op,
@@ -104,7 +111,7 @@ xal_status_t FaultBackend::before_devices(Op op,
   if (!d) return XAL_SUCCESS;
   FaultDevice* dev =
       d->device >= 0 ? devices.at(static_cast<size_t>(d->device)).get() : nullptr;
-  return inject(*d, op, dev, std::nullopt, nullptr, nullptr);
+  return inject(*d, op, dev, std::nullopt, nullptr, nullptr, nullptr);
 }
 
 xal_status_t FaultBackend::report_pending(FaultDevice* dev, Op op,
@@ -121,7 +128,8 @@ xal_status_t FaultBackend::report_pending(FaultDevice* dev, Op op,
 xal_status_t FaultBackend::inject(Decision& d, Op op, FaultDevice* dev,
                                   std::optional<uint64_t> bytes,
                                   std::optional<Decision>* flip,
-                                  const CommCall* comm) {
+                                  const CommCall* comm,
+                                  const FaultStream* stream) {
   // A hang counts as active from here until its report is made, so that
   // stop() does not let the backend go while this thread still uses it.
   std::optional<ActiveHang> active;
@@ -158,6 +166,7 @@ xal_status_t FaultBackend::inject(Decision& d, Op op, FaultDevice* dev,
           dev->state.pending_error = d.error;
           dev->state.pending_message = "injected " + error_text(d.error) +
                                        " into " + where;
+          dev->state.pending_stream = stream;
           dev->state.pending.store(true, std::memory_order_release);
         }
         return XAL_SUCCESS;
@@ -218,21 +227,19 @@ void FaultBackend::flip_output(FaultStream* stream, FaultDevice* dev,
     host = t.device_ptr_to_host(dev->target, dptr, bytes);
   }
   if (host != nullptr) {
-    if (t.stream_enqueue_host_func != nullptr) {
-      auto job = std::make_unique<FlipJob>(
-          FlipJob{static_cast<uint8_t*>(host), d.flips});
-      if (t.stream_enqueue_host_func(stream->target, &FlipJob::run,
-                                     job.get()) == XAL_SUCCESS) {
-        job.release();  // FlipJob::run frees it
-        return;
-      }
+    auto job = std::make_unique<FlipJob>(
+        FlipJob{static_cast<uint8_t*>(host), d.flips});
+    if (in_stream_order(stream->target, &FlipJob::run, job.get())) {
+      (void)job.release();  // FlipJob::run frees it (or has freed it)
     }
-    if (t.stream_synchronize(stream->target) != XAL_SUCCESS) return;
-    auto* p = static_cast<uint8_t*>(host);
-    for (const auto& f : d.flips) p[f.offset] ^= f.mask;
     return;
   }
-  // Device memory the host cannot see: copy out, flip, copy back, on a
+  if (dev == stream->device && t.stream_enqueue_host_func != nullptr &&
+      queue_staged_flip(stream, dptr, bytes, d)) {
+    return;
+  }
+  // Device memory the host cannot see, without host functions (or on
+  // another device than the stream's): copy out, flip, copy back, on a
   // stream of the output's device, after the call's stream has finished.
   if (t.stream_synchronize(stream->target) != XAL_SUCCESS) return;
   xal_bstream_t* s = nullptr;
@@ -248,6 +255,85 @@ void FaultBackend::flip_output(FaultStream* stream, FaultDevice* dev,
   t.stream_destroy(s);
 }
 
+bool FaultBackend::in_stream_order(xal_bstream_t* stream, void (*fn)(void*),
+                                   void* user) {
+  if (t.stream_enqueue_host_func != nullptr &&
+      t.stream_enqueue_host_func(stream, fn, user) == XAL_SUCCESS) {
+    return true;
+  }
+  if (t.stream_synchronize(stream) != XAL_SUCCESS) return false;
+  fn(user);
+  return true;
+}
+
+void FaultBackend::FlipStaging::flip(void* user) {
+  auto* job = static_cast<FlipStaging*>(user);
+  for (const auto& f : job->flips) job->host[f.offset] ^= f.mask;
+}
+
+void FaultBackend::FlipStaging::finish(void* user) {
+  static_cast<FlipStaging*>(user)->done.store(true, std::memory_order_release);
+}
+
+bool FaultBackend::queue_staged_flip(FaultStream* stream, xal_devptr_t dptr,
+                                     uint64_t bytes, const Decision& d) {
+  free_staging(false);
+  auto job = std::make_unique<FlipStaging>();
+  job->device = stream->device;
+  job->flips = d.flips;
+  if (t.host_alloc != nullptr && t.host_free != nullptr) {
+    // Page-locked, so that the target's copies do not wait.
+    void* p = nullptr;
+    if (t.host_alloc(target, bytes, 0, &p) != XAL_SUCCESS) return false;
+    job->host = static_cast<uint8_t*>(p);
+  } else {
+    job->owned = std::make_unique<uint8_t[]>(bytes);
+    job->host = job->owned.get();
+  }
+  xal_bstream_t* s = stream->target;
+  if (t.memcpy_dtoh(s, job->host, dptr, bytes) != XAL_SUCCESS) {
+    if (!job->owned) t.host_free(target, job->host);
+    return false;
+  }
+  // From here the stream may use the buffer until `done` (never set when
+  // the stream fails: the buffer then waits for shutdown).
+  if (in_stream_order(s, &FlipStaging::flip, job.get())) {
+    (void)t.memcpy_htod(s, dptr, job->host, bytes);  // failed: no flip
+  }
+  (void)in_stream_order(s, &FlipStaging::finish, job.get());
+  std::lock_guard lock(staging_mutex_);
+  staging_.push_back(std::move(job));
+  return true;
+}
+
+void FaultBackend::free_staging(bool all) {
+  std::vector<std::unique_ptr<FlipStaging>> ready;
+  {
+    std::lock_guard lock(staging_mutex_);
+    const auto first_ready =
+        all ? staging_.begin()
+            : std::partition(staging_.begin(), staging_.end(), [](const auto& job) {
+                return !job->done.load(std::memory_order_acquire);
+              });
+    std::move(first_ready, staging_.end(), std::back_inserter(ready));
+    staging_.erase(first_ready, staging_.end());
+  }
+  for (auto& job : ready) {
+    // At shutdown: a flip still queued (or dropped by a device reset)
+    // must not find its buffer gone.
+    if (!job->done.load(std::memory_order_acquire)) {
+      (void)t.device_synchronize(job->device->target);
+    }
+    if (!job->owned) (void)t.host_free(target, job->host);
+  }
+}
+
+void FaultBackend::unbind_pending(FaultStream* stream) {
+  DeviceState& state = stream->device->state;
+  std::lock_guard lock(state.mutex);
+  if (state.pending_stream == stream) state.pending_stream = nullptr;
+}
+
 xal_status_t FaultBackend::reset_device(FaultDevice* dev) {
   {
     std::lock_guard lock(dev->state.mutex);
@@ -255,6 +341,7 @@ xal_status_t FaultBackend::reset_device(FaultDevice* dev) {
     dev->state.pending.store(false, std::memory_order_release);
     dev->state.sticky_message.clear();
     dev->state.pending_message.clear();
+    dev->state.pending_stream = nullptr;
   }
   // Without a target reset (none, or it failed) the target's objects live
   // on: their wrappers stay usable and their destroys still reach it.

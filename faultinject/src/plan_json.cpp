@@ -2,8 +2,11 @@
 //              "timeout_ms": 2000, "rules": [{...}, ...]}
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "plan.hpp"
 #include "rule_check.hpp"
@@ -142,18 +145,38 @@ Rule parse_rule(const json& j, size_t index, const Plan& plan,
   return finish_rule(std::move(in), plan.profile, ctx);
 }
 
+// A parser callback that refuses an object with the same key twice (JSON
+// would keep the last one silently). Keeps one set of keys per open object.
+json::parser_callback_t refuse_duplicate_keys(const std::string& src) {
+  auto open = std::make_shared<std::vector<std::set<std::string>>>();
+  return [open, src](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      open->emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      open->pop_back();
+    } else if (event == json::parse_event_t::key && !open->empty() &&
+               !open->back().insert(parsed.get<std::string>()).second) {
+      throw PlanError(src + ": duplicate key \"" + parsed.get<std::string>() +
+                      "\"");
+    }
+    return true;
+  };
+}
+
 }  // namespace
 
 Plan parse_plan_json(std::string_view text, std::string_view source,
                      size_t first_index) {
+  const std::string src(source);
   json doc;
   try {
-    doc = json::parse(text.begin(), text.end());
+    doc = json::parse(text.begin(), text.end(), refuse_duplicate_keys(src));
   } catch (const json::parse_error& e) {
-    throw PlanError(std::string(source) + ": invalid JSON at byte " +
-                    std::to_string(e.byte) + ": " + e.what());
+    throw PlanError(src + ": invalid JSON at byte " + std::to_string(e.byte) +
+                    ": " + e.what());
+  } catch (const json::exception& e) {  // a number out of range, say
+    throw PlanError(src + ": invalid JSON: " + e.what());
   }
-  const std::string src(source);
   if (!doc.is_object()) {
     throw PlanError(src + ": a plan must be a JSON object with \"rules\"");
   }

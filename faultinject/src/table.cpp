@@ -29,6 +29,7 @@ xal_status_t ctl_load_plan(xal_backend_s* backend, const char* plan,
 xal_status_t ctl_clear(xal_backend_s* backend) {
   FaultBackend* b = as_fault(backend);
   return guarded(b, "clear", [&] {
+    std::lock_guard lock(b->plan_mutex);
     b->engine.clear();
     return XAL_SUCCESS;
   });

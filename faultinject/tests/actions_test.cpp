@@ -194,6 +194,98 @@ INSTANTIATE_TEST_SUITE_P(Targets, BitflipTest, ::testing::Values(false, true),
                            return info.param ? "Minimal" : "Full";
                          });
 
+// A target without host access to device memory (CUDA, HIP, OpenCL): the
+// flip goes through a staging buffer queued on the stream. The call does
+// not wait for the stream (the queued fake runs nothing before a sync),
+// the flip lands after the call's output and before later work, and the
+// staging buffer is freed.
+TEST_F(FaultBackendTest, StagedBitflipIsQueuedInStreamOrder) {
+  use_fake(FakeKind::queued);
+  const int allocations = fake_host_allocations();
+  ASSERT_EQ(start("memcpy_htod=nth(1)bitflip(3)"), XAL_SUCCESS);
+  const size_t n = 4096;
+  std::vector<uint8_t> in(n), out(n);
+  for (size_t i = 0; i < n; ++i) in[i] = static_cast<uint8_t>(i * 13);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(t->mem_alloc(dev(0), n, &a), XAL_SUCCESS);
+  auto* s = stream(dev(0));
+  const int syncs = fake_stream_syncs();
+  ASSERT_EQ(t->memcpy_htod(s, a, in.data(), n), XAL_SUCCESS);  // flipped
+  EXPECT_EQ(fake_stream_syncs(), syncs);                       // no wait
+  ASSERT_EQ(t->memcpy_dtoh(s, out.data(), a, n), XAL_SUCCESS);
+  EXPECT_EQ(fake_stream_syncs(), syncs);
+  ASSERT_EQ(t->stream_synchronize(s), XAL_SUCCESS);
+  EXPECT_EQ(differing_bits(in, out), 3);
+  EXPECT_EQ(log_lines().size(), 1u);
+  EXPECT_EQ(t->stream_destroy(s), XAL_SUCCESS);
+  EXPECT_EQ(t->mem_free(dev(0), a), XAL_SUCCESS);
+  stop();
+  EXPECT_EQ(fake_host_allocations(), allocations);
+}
+
+// Inside a group the target runs the collective at group_end (as NCCL
+// does): the flip is queued after it, still without waiting.
+TEST_F(FaultBackendTest, BitflipOfAGroupedCollectiveLandsAfterIt) {
+  use_fake(FakeKind::queued);
+  ASSERT_EQ(start("allreduce=nth(1)bitflip(1)"), XAL_SUCCESS);
+  constexpr size_t kCount = 16;
+  const size_t bytes = kCount * sizeof(float);
+  std::vector<uint8_t> in(bytes), out(bytes);
+  for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(i + 1);
+  xal_devptr_t send = 0, recv = 0;
+  ASSERT_EQ(t->mem_alloc(dev(0), bytes, &send), XAL_SUCCESS);
+  ASSERT_EQ(t->mem_alloc(dev(0), bytes, &recv), XAL_SUCCESS);
+  auto* s = stream(dev(0));
+  ASSERT_EQ(t->memcpy_htod(s, send, in.data(), bytes), XAL_SUCCESS);
+  xal_bdevice_t* devs[1] = {dev(0)};
+  xal_bcomm_t* comm = nullptr;
+  ASSERT_EQ(t->comm_create(devs, 1, nullptr, &comm), XAL_SUCCESS);
+  const int syncs = fake_stream_syncs();
+  ASSERT_EQ(t->group_start(b), XAL_SUCCESS);
+  ASSERT_EQ(t->allreduce(comm, send, recv, kCount, XAL_DTYPE_F32, XAL_OP_SUM, s),
+            XAL_SUCCESS);
+  ASSERT_EQ(t->group_end(b), XAL_SUCCESS);
+  EXPECT_EQ(fake_stream_syncs(), syncs);
+  ASSERT_EQ(t->memcpy_dtoh(s, out.data(), recv, bytes), XAL_SUCCESS);
+  ASSERT_EQ(t->stream_synchronize(s), XAL_SUCCESS);
+  EXPECT_EQ(differing_bits(in, out), 1);
+  EXPECT_EQ(t->comm_destroy(comm), XAL_SUCCESS);
+  EXPECT_EQ(t->stream_destroy(s), XAL_SUCCESS);
+  EXPECT_EQ(t->mem_free(dev(0), send), XAL_SUCCESS);
+  EXPECT_EQ(t->mem_free(dev(0), recv), XAL_SUCCESS);
+}
+
+// An asynchronous error waits for a sync of the stream it was injected on
+// (or of an event recorded there, or of the device): the core's own
+// streams on that device do not take it from the program.
+TEST_F(FaultBackendTest, AsyncErrorWaitsForItsStream) {
+  ASSERT_EQ(start("memset=async(TIMEOUT)"), XAL_SUCCESS);
+  xal_devptr_t p = 0;
+  ASSERT_EQ(t->mem_alloc(dev(0), 64, &p), XAL_SUCCESS);
+  auto* mine = stream(dev(0));
+  auto* other = stream(dev(0));
+  xal_bevent_t* e = nullptr;
+  ASSERT_EQ(t->event_create(dev(0), 0, &e), XAL_SUCCESS);
+  EXPECT_EQ(t->memset(mine, p, 1, 64), XAL_SUCCESS);
+  EXPECT_EQ(t->stream_synchronize(other), XAL_SUCCESS);
+  EXPECT_EQ(t->stream_query(other), XAL_SUCCESS);
+  ASSERT_EQ(t->event_record(e, other), XAL_SUCCESS);
+  EXPECT_EQ(t->event_synchronize(e), XAL_SUCCESS);
+  ASSERT_EQ(t->event_record(e, mine), XAL_SUCCESS);
+  EXPECT_EQ(t->event_synchronize(e), XAL_ERROR_TIMEOUT);
+  EXPECT_EQ(t->stream_synchronize(mine), XAL_SUCCESS);  // delivered once
+  // A device sync takes it whatever the stream.
+  EXPECT_EQ(t->memset(mine, p, 1, 64), XAL_SUCCESS);
+  EXPECT_EQ(t->device_synchronize(dev(0)), XAL_ERROR_TIMEOUT);
+  // The error of a destroyed stream goes to the next sync on the device.
+  EXPECT_EQ(t->memset(mine, p, 1, 64), XAL_SUCCESS);
+  EXPECT_EQ(t->stream_destroy(mine), XAL_SUCCESS);
+  EXPECT_EQ(t->stream_synchronize(other), XAL_ERROR_TIMEOUT);
+  EXPECT_EQ(t->event_destroy(e), XAL_SUCCESS);
+  EXPECT_EQ(t->stream_destroy(other), XAL_SUCCESS);
+  EXPECT_EQ(t->mem_free(dev(0), p), XAL_SUCCESS);
+}
+
 TEST_F(FaultBackendTest, AsyncErrorSurfacesAtSynchronize) {
   ASSERT_EQ(start("memset=nth(1)async(cuda:CUDA_ERROR_LAUNCH_FAILED)"),
             XAL_SUCCESS);

@@ -1,5 +1,6 @@
 // The fault plugin through its own table, over a fake target (no core):
 // wrapping, refusals, the control extension, determinism, fallbacks.
+#include <set>
 #include <thread>
 
 #include "backend_fixture.hpp"
@@ -87,6 +88,100 @@ TEST_F(FaultBackendTest, BadPlansAreRefusedAtInit) {
   xal_backend_init_args_t args{sizeof args, services(), "fake"};
   EXPECT_EQ(t->init(&args, &b), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(b, nullptr);
+}
+
+// nlohmann's out_of_range (a number beyond a double) is a refused plan too:
+// INVALID_ARGUMENT naming the file, and the start_failed log line.
+TEST_F(FaultBackendTest, PlanNumberBeyondADoubleIsRefusedAndLogged) {
+  const std::string path = ::testing::TempDir() + "/fault_huge_seed.json";
+  {
+    std::ofstream out(path);
+    out << R"({"seed": 1e400, "rules": []})";
+  }
+  config()["XAL_FAULT_PLAN"] = path;
+  EXPECT_EQ(start(nullptr), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find(path + ": invalid JSON"), std::string::npos)
+      << last_error().message;
+  const auto lines = log_lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["event"], "start_failed");
+  EXPECT_EQ(lines[0]["status"], "XAL_ERROR_INVALID_ARGUMENT");
+  std::remove(path.c_str());
+}
+
+// A destroy that failed has not released the object (xal_backend.h,
+// "Releases"): the core retries with the same handle, which must still
+// reach the same target object.
+TEST_F(FaultBackendTest, FailedDestroyKeepsTheObjectForTheRetry) {
+  ASSERT_EQ(start(""), XAL_SUCCESS);
+  auto* s = stream(dev(0));
+  const int streams = fake_stream_destroys();
+  fail_next_destroys(1);
+  EXPECT_EQ(t->stream_destroy(s), XAL_ERROR_BACKEND);
+  const void* native = fake_last_destroyed();
+  EXPECT_EQ(t->stream_destroy(s), XAL_SUCCESS);
+  EXPECT_EQ(fake_last_destroyed(), native);
+  EXPECT_EQ(fake_stream_destroys(), streams + 1);
+
+  xal_bevent_t* e = nullptr;
+  ASSERT_EQ(t->event_create(dev(1), 0, &e), XAL_SUCCESS);
+  const int events = fake_event_destroys();
+  fail_next_destroys(1);
+  EXPECT_EQ(t->event_destroy(e), XAL_ERROR_BACKEND);
+  native = fake_last_destroyed();
+  EXPECT_EQ(t->event_destroy(e), XAL_SUCCESS);
+  EXPECT_EQ(fake_last_destroyed(), native);
+  EXPECT_EQ(fake_event_destroys(), events + 1);
+}
+
+// The core forgets host memory and communicators whatever their release
+// returns: an injected error is returned, but they are released.
+TEST_F(FaultBackendTest, InjectedErrorStillReleasesWhatTheCoreForgets) {
+  use_fake(FakeKind::queued);  // the fake with host_alloc
+  ASSERT_EQ(start("host_free=nth(1)BACKEND;comm_destroy=nth(1)BACKEND"),
+            XAL_SUCCESS);
+  const int allocations = fake_host_allocations();
+  void* h = nullptr;
+  ASSERT_EQ(t->host_alloc(b, 64, 0, &h), XAL_SUCCESS);
+  EXPECT_EQ(fake_host_allocations(), allocations + 1);
+  EXPECT_EQ(t->host_free(b, h), XAL_ERROR_BACKEND);
+  EXPECT_EQ(fake_host_allocations(), allocations);
+  xal_bdevice_t* devs[2] = {dev(0), dev(1)};
+  xal_bcomm_t* comms[2] = {};
+  ASSERT_EQ(t->comm_create(devs, 2, nullptr, comms), XAL_SUCCESS);
+  const int released = fake_comm_destroys();
+  EXPECT_EQ(t->comm_destroy(comms[0]), XAL_ERROR_BACKEND);
+  EXPECT_EQ(fake_comm_destroys(), released + 1);
+  EXPECT_EQ(t->comm_destroy(comms[1]), XAL_SUCCESS);
+  EXPECT_EQ(fake_comm_destroys(), released + 2);
+}
+
+// Default names of appended rules count the rules already loaded: two
+// threads appending at once never give two rules one name.
+TEST_F(FaultBackendTest, ConcurrentAppendsGetUniqueNames) {
+  ASSERT_EQ(start(""), XAL_SUCCESS);
+  constexpr int kPerThread = 200;
+  auto append = [&] {
+    for (int i = 0; i < kPerThread; ++i) {
+      EXPECT_EQ(control()->load_plan(b, "mem_alloc=nth(1000000)delay(1)",
+                                     XAL_FAULT_PLAN_APPEND),
+                XAL_SUCCESS);
+    }
+  };
+  std::thread other(append);
+  append();
+  other.join();
+  uint32_t n = 0;
+  ASSERT_EQ(control()->rule_count(b, &n), XAL_SUCCESS);
+  ASSERT_EQ(n, 2u * kPerThread);
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < n; ++i) {
+    xal_fault_rule_info_t info{};
+    info.struct_size = sizeof info;
+    ASSERT_EQ(control()->rule_get_info(b, i, &info), XAL_SUCCESS);
+    names.insert(info.name);
+  }
+  EXPECT_EQ(names.size(), n);
 }
 
 TEST_F(FaultBackendTest, ControlExtension) {

@@ -160,6 +160,27 @@ TEST(Engine, BitflipOffsetsInsideTheBuffer) {
   }
 }
 
+// Two flips of one bit would cancel: the bits of one decision are distinct,
+// whatever the seed, and a buffer with fewer bits has each flipped once.
+TEST(Engine, BitflipsNeverCancel) {
+  for (uint64_t seed = 0; seed < 2000; ++seed) {
+    Engine e;
+    e.load(compact("memset=bitflip(2);memcpy_dtoh=bitflip(9)"), false, seed);
+    const auto two = e.decide(Op::memset, 0, 1, 1);
+    ASSERT_TRUE(two);
+    ASSERT_EQ(two->flips.size(), 2u);
+    EXPECT_EQ(two->flips[0].offset, 0u);
+    EXPECT_EQ(two->flips[1].offset, 0u);
+    EXPECT_NE(two->flips[0].mask, two->flips[1].mask) << "seed " << seed;
+    const auto all = e.decide(Op::memcpy_dtoh, 0, 1, 1);
+    ASSERT_TRUE(all);
+    uint8_t flipped = 0;
+    for (const auto& f : all->flips) flipped ^= f.mask;
+    EXPECT_EQ(all->flips.size(), 8u);
+    EXPECT_EQ(flipped, 0xff) << "seed " << seed;
+  }
+}
+
 TEST(Engine, HangTimeOutOfTheRuleElseOfItsPlan) {
   Engine e;
   e.load(compact("timeout=50;allreduce=nth(1)hang;broadcast=nth(1)hang(7)"),

@@ -106,8 +106,8 @@ bool allreduce_works(xal_device_t d0, xal_device_t d1, xal_comm_t* comms) {
   return ok;
 }
 
-// A native library that cannot make the communicator: the core's path runs
-// the devices instead, and says so.
+// A native library that cannot serve the set: the core's path runs the
+// devices instead, and says so.
 TEST_F(Integration, NativeCommFailureFallsBackToTheCorePath) {
   init("comm_create=BACKEND_UNAVAILABLE");
   xal_device_t devs[2] = {dev(0), dev(1)};
@@ -128,7 +128,7 @@ TEST_F(Integration, NativeCommFailureFallsBackToTheCorePath) {
 // plans the same groups): its ranks take part one by one.
 TEST_F(Integration, NativeGroupFailureFallsBackToRanksOneByOne) {
   ::setenv("XAL_COMM_FORCE_PATH", "hierarchical", 1);
-  init("comm_create=INTERNAL");
+  init("comm_create=NOT_SUPPORTED");
   xal_device_t devs[2] = {dev(0), dev(1)};
   xal_comm_t comms[2] = {};
   ASSERT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_SUCCESS) << last().message;
@@ -150,6 +150,23 @@ TEST_F(Integration, NativeCommFailureIsReturnedWhenTheNativePathIsForced) {
   xal_comm_t comms[2] = {};
   EXPECT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_ERROR_BACKEND_UNAVAILABLE);
   ::unsetenv("XAL_COMM_FORCE_PATH");
+}
+
+// A library that failed (not one that cannot serve): the program sees the
+// injected error, on the native path and for a native group of the core's.
+TEST_F(Integration, InjectedCommCreateErrorReachesTheCaller) {
+  init("comm_create=nth(1)BACKEND;comm_create=nth(1)INTERNAL");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  EXPECT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_ERROR_BACKEND);
+  EXPECT_NE(std::string(last().message).find("injected XAL_ERROR_BACKEND into comm_create"),
+            std::string::npos)
+      << last().message;
+  ::setenv("XAL_COMM_FORCE_PATH", "hierarchical", 1);
+  EXPECT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_ERROR_INTERNAL);
+  ::unsetenv("XAL_COMM_FORCE_PATH");
+  ASSERT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_SUCCESS) << last().message;
+  for (xal_comm_t c : comms) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
 }
 
 TEST_F(Integration, DeviceErrorOfCommCreateIsReturned) {

@@ -179,6 +179,36 @@ TEST(PlanJson, RefusesMalformedPlans) {
   }
 }
 
+// nlohmann refuses numbers beyond a double with out_of_range, not
+// parse_error: still a refused plan that names its file.
+TEST(PlanJson, NumbersBeyondADoubleAreRefused) {
+  EXPECT_THROW(parse_plan_json("{\"seed\":1e400,\"rules\":[]}", "x"), PlanError);
+  const std::string big(400, '9');
+  for (const std::string& text :
+       {std::string(R"({"seed": 1e400, "rules": []})"),
+        R"({"rules": [{"operation": "mem_alloc", "error": "TIMEOUT", "nth": )" +
+            big + "}]}"}) {
+    const std::string why = refusal_json(text);
+    EXPECT_EQ(why.rfind("plan.json: invalid JSON", 0), 0u) << why;
+  }
+}
+
+TEST(PlanJson, DuplicateKeysAreRefused) {
+  EXPECT_NE(refusal_json(R"({"rules": [{"operation": "bogus"}], "rules": []})")
+                .find("plan.json: duplicate key \"rules\""),
+            std::string::npos);
+  EXPECT_NE(refusal_json(R"({"rules": [{"operation": "mem_alloc", "error": "TIMEOUT",
+                                        "nth": 1, "nth": 2}]})")
+                .find("plan.json: duplicate key \"nth\""),
+            std::string::npos);
+  // The same key in two objects is no duplicate.
+  const Plan p = parse_plan_json(
+      R"({"rules": [{"operation": "mem_alloc", "error": "TIMEOUT"},
+                    {"operation": "memset", "error": "TIMEOUT"}]})",
+      "p");
+  EXPECT_EQ(p.rules.size(), 2u);
+}
+
 TEST(PlanJson, RuleIndexAndNameInMessage) {
   const std::string why = refusal_json(
       R"({"rules": [{"operation": "mem_alloc", "error": "TIMEOUT"},
