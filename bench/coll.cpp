@@ -363,23 +363,25 @@ int coll_main(int argc, char** argv) {
                         bus_factor(o.collective, static_cast<uint32_t>(np));
         }
   }
-  // The table.
-  std::printf("# xal-bench coll: %s %s %s over %u devices\n", o.collective.c_str(), o.dtype.c_str(),
-              o.op.c_str(), ndev);
+  // The table; on stderr when the JSON goes to stdout, which then holds
+  // JSON alone.
+  FILE* const table = o.json == "-" ? stderr : stdout;
+  std::fprintf(table, "# xal-bench coll: %s %s %s over %u devices\n", o.collective.c_str(), o.dtype.c_str(),
+                      o.op.c_str(), ndev);
   if (o.mpi)
-    std::printf("# across %d processes (xal_comm_create_mpi, mpirun): %u ranks in all\n", place.size,
-                o.total);
-  if (!mpi_note.empty()) std::printf("# MPI baseline: %s\n", mpi_note.c_str());
-  std::printf("%12s %12s %6s %6s %11s %9s %9s %7s %9s %11s %9s %8s\n", "size(B)", "count", "type",
-              "redop", "time(us)", "algbw", "busbw", "#wrong", "bound", "mpi(us)", "mpi_busbw",
-              "xal/mpi");
+    std::fprintf(table, "# across %d processes (xal_comm_create_mpi, mpirun): %u ranks in all\n", place.size,
+                        o.total);
+  if (!mpi_note.empty()) std::fprintf(table, "# MPI baseline: %s\n", mpi_note.c_str());
+  std::fprintf(table, "%12s %12s %6s %6s %11s %9s %9s %7s %9s %11s %9s %8s\n", "size(B)", "count", "type",
+                      "redop", "time(us)", "algbw", "busbw", "#wrong", "bound", "mpi(us)", "mpi_busbw",
+                      "xal/mpi");
   for (const Row& r : rows) {
-    std::printf("%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7llu %9.2f %11.1f %9.2f %8.2f\n", r.bytes, r.count,
-                o.dtype.c_str(), o.op.c_str(), r.time_us, r.algbw, r.busbw,
-                static_cast<unsigned long long>(r.wrong), r.bound_us > 0 ? r.bound_us / r.time_us : 0.0,
-                r.mpi_time_us, r.mpi_busbw, r.mpi_busbw > 0 ? r.busbw / r.mpi_busbw : 0.0);
+    std::fprintf(table, "%12zu %12zu %6s %6s %11.1f %9.2f %9.2f %7llu %9.2f %11.1f %9.2f %8.2f\n", r.bytes, r.count,
+                        o.dtype.c_str(), o.op.c_str(), r.time_us, r.algbw, r.busbw,
+                        static_cast<unsigned long long>(r.wrong), r.bound_us > 0 ? r.bound_us / r.time_us : 0.0,
+                        r.mpi_time_us, r.mpi_busbw, r.mpi_busbw > 0 ? r.busbw / r.mpi_busbw : 0.0);
   }
-  std::printf("# bound: fraction of the memory-traffic bound reached (1.0 = a perfect in-memory reduction)\n");
+  std::fprintf(table, "# bound: fraction of the memory-traffic bound reached (1.0 = a perfect in-memory reduction)\n");
   if (!o.json.empty()) {
     nlohmann::json j;
     j["collective"] = o.collective;
@@ -393,11 +395,16 @@ int coll_main(int argc, char** argv) {
                            {"bound_fraction", r.bound_us > 0 ? r.bound_us / r.time_us : 0.0},
                            {"mpi_time_us", r.mpi_time_us}, {"mpi_busbw_gbps", r.mpi_busbw},
                            {"ratio_vs_mpi", r.mpi_busbw > 0 ? r.busbw / r.mpi_busbw : 0.0}});
+    const std::string text =
+        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     if (o.json == "-") {
-      std::cout << j.dump(2) << "\n";
+      if (!(std::cout << text << std::flush)) {
+        std::cerr << "xal-bench coll: cannot write the JSON to stdout\n";
+        return 1;
+      }
     } else {
       std::ofstream f(o.json);
-      if (!(f << j.dump(2) << "\n")) {
+      if (!(f << text)) {
         std::cerr << "xal-bench coll: cannot write " << o.json << "\n";
         return 1;
       }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,12 @@ extern char** environ;
 
 namespace conform_driver {
 namespace {
+
+// The stop signal xal-conform got, 0 while none: set by the handler, read
+// by run_child.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 // Owns a started child: unless released (the child was reaped), kills its
 // process group and reaps it on destruction, so that an exception thrown
@@ -42,10 +49,32 @@ class ChildGuard {
 
 }  // namespace
 
+Stopped::Stopped(int sig)
+    : std::runtime_error(std::string("stopped by ") + signal_text(sig)), signal(sig) {}
+
+void install_signal_handlers() {
+  std::signal(SIGCHLD, SIG_DFL);
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    // A signal ignored from the start (nohup, `&` in a script) stays so.
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+void throw_if_stopped() {
+  if (g_stop_signal != 0) throw Stopped(g_stop_signal);
+}
+
 ChildResult run_child(const std::vector<std::string>& argv,
                       const std::map<std::string, std::string>& env,
                       const std::string& log_path, double timeout_s,
                       const std::function<bool()>& poll) {
+  throw_if_stopped();
   ChildResult result;
   // Everything the child needs is prepared before fork: after it, only
   // async-signal-safe calls.
@@ -98,10 +127,13 @@ ChildResult run_child(const std::vector<std::string>& argv,
       break;
     }
     if (done < 0 && errno != EINTR) {
+      // Never read as an exit code: its status is lost (SIGCHLD ignored?).
       guard.release();  // not ours to wait for any more
-      result.start_error = std::string("waitpid: ") + std::strerror(errno);
+      ::kill(-pid, SIGKILL);
+      result.wait_error = std::string("waitpid: ") + std::strerror(errno);
       return result;
     }
+    throw_if_stopped();  // the guard ends the child
     const bool stop = poll && poll();
     const double elapsed = std::chrono::duration<double>(
                                std::chrono::steady_clock::now() - start).count();
@@ -133,8 +165,11 @@ std::string file_tail(const std::string& path, size_t max_bytes) {
   std::stringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
-  if (text.size() > max_bytes) text = "..." + text.substr(text.size() - max_bytes);
-  return text;
+  if (text.size() <= max_bytes) return text;
+  size_t from = text.size() - max_bytes;
+  // UTF-8 continuation bytes (10xxxxxx) of a character cut in two.
+  while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
+  return "..." + text.substr(from);
 }
 
 }  // namespace conform_driver

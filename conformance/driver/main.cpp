@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "child.hpp"
 #include "inventory.hpp"
 #include "known_failures.hpp"
 #include "report.hpp"
@@ -41,7 +42,9 @@ int usage_error(const std::string& message) {
 class TempDir {
  public:
   TempDir() {
-    std::string base = (fs::temp_directory_path() / "xal-conform-XXXXXX").string();
+    // Absolute, whatever TMPDIR says: the suite is given paths inside it.
+    std::string base =
+        (fs::absolute(fs::temp_directory_path()) / "xal-conform-XXXXXX").string();
     if (::mkdtemp(base.data()) != nullptr) path_ = base;
   }
   ~TempDir() {
@@ -128,6 +131,7 @@ int run(int argc, char** argv) {
   options.suite_path = suite_path;
   options.work_dir = temp.path();
   options.test_timeout_s = timeout_s > 0 ? timeout_s : 600;
+  options.group_timeout_s = group_time_limit(options.test_timeout_s);
   options.progress_tty = ::isatty(STDERR_FILENO) != 0;
   options.verbose = verbose;
   std::string selected;
@@ -208,14 +212,21 @@ int run(int argc, char** argv) {
     }
   }
   if (keep_temp) std::fprintf(stderr, "xal-conform: temporary files kept in %s\n", temp.path().c_str());
+  throw_if_stopped();
   return rc;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any child: SIGCHLD back to its default, stop signals caught (a
+  // stop ends the running suite process and removes the temporary folder).
+  install_signal_handlers();
   try {
     return run(argc, argv);
+  } catch (const Stopped& e) {
+    std::fprintf(stderr, "xal-conform: %s\n", e.what());
+    return 128 + e.signal;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xal-conform: %s\n", e.what());
     return kExitFailed;

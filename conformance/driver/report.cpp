@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -22,9 +23,53 @@ std::string version_text(uint32_t v) {
   return std::to_string(v >> 16) + "." + std::to_string(v & 0xffffu);
 }
 
+// The length (2 to 4) of the UTF-8 character of more than one byte at
+// text[i], 0 when the bytes there are not one (a stray or cut byte, an
+// overlong form, a surrogate, past U+10FFFF) or it is U+FFFE or U+FFFF,
+// which XML does not allow either.
+size_t xml_utf8_length(const std::string& text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  size_t n = 0;
+  uint32_t code = 0, least = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2, code = c & 0x1Fu, least = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3, code = c & 0x0Fu, least = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4, code = c & 0x07u, least = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (byte(i + k) & 0x3Fu);
+  }
+  const bool allowed = code >= least && code <= 0x10FFFF && !(code >= 0xD800 && code <= 0xDFFF) &&
+                       code != 0xFFFE && code != 0xFFFF;
+  return allowed ? n : 0;
+}
+
+}  // namespace
+
 std::string xml_escape(const std::string& text) {
   std::string out;
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // Text that is not UTF-8 (a suite's output) would make the file
+      // unreadable to XML parsers: a byte that is not part of a character
+      // becomes U+FFFD.
+      const size_t n = xml_utf8_length(text, i);
+      if (n == 0) {
+        out += "\xEF\xBF\xBD";
+      } else {
+        out.append(text, i, n);
+        i += n - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -42,6 +87,8 @@ std::string xml_escape(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 json counts_json(const Counts& c) {
   return {{"total", c.total},         {"passed", c.passed},
@@ -210,27 +257,50 @@ std::string junit_report(const RunResult& run) {
   return out;
 }
 
+std::string final_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  std::error_code ec;
+  for (int links = 0; links < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++links) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p.string();
+}
+
 std::string check_writable(const std::string& path) {
+  const std::string target = final_path(path);
   struct stat st {};
-  const bool existed = ::stat(path.c_str(), &st) == 0;
-  if (existed && S_ISDIR(st.st_mode)) return path + ": is a directory";
-  std::ofstream out(path, std::ios::app);
-  if (!out) return path + ": cannot be written (" + std::strerror(errno) + ")";
-  out.close();
-  if (!existed) ::unlink(path.c_str());
+  if (::stat(target.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return path + ": is a directory";
+  // The file, and the temporary file beside it that write_file renames
+  // over it.
+  const std::string temp = target + ".tmp";
+  for (const std::string& file : {target, temp}) {
+    const bool existed = ::lstat(file.c_str(), &st) == 0;
+    std::ofstream out(file, std::ios::app);
+    if (!out) {
+      return path + ": cannot be written (" + (file == temp ? temp + ": " : "") +
+             std::strerror(errno) + ")";
+    }
+    out.close();
+    if (!existed) ::unlink(file.c_str());
+  }
   return {};
 }
 
 std::string write_file(const std::string& path, const std::string& text) {
   // Written beside it and renamed over it: a reader (or a run killed while
-  // writing) never sees half a report.
-  const std::string temp = path + ".tmp";
+  // writing) never sees half a report. Beside the file a symbolic link
+  // names, so that the link stays.
+  const std::string target = final_path(path);
+  const std::string temp = target + ".tmp";
   std::ofstream out(temp, std::ios::trunc | std::ios::binary);
   if (!out) return path + ": cannot be written (" + std::strerror(errno) + ")";
   out << text;
   out.close();
   if (!out) return path + ": write failed";
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+  if (std::rename(temp.c_str(), target.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(temp.c_str());
     return path + ": cannot be written (" + why + ")";

@@ -38,11 +38,21 @@ std::string json_report(const Platform& platform, const RunResult& run,
 // JUnit XML: one testsuite per group.
 std::string junit_report(const RunResult& run);
 
-// Checks that `path` can be written (creating it if needed, removing it
-// again if it did not exist). Returns an error message or "".
+// Checks that `path` can be written, and the temporary file beside it that
+// write_file uses (creating each if needed, removing it again if it did not
+// exist). Returns an error message or "".
 std::string check_writable(const std::string& path);
 
-// Writes `text` to `path`; returns an error message or "".
+// Writes `text` to `path` (atomically: a temporary file renamed over it;
+// through a symbolic link, which stays); returns an error message or "".
 std::string write_file(const std::string& path, const std::string& text);
+
+// `path` with its symbolic links followed to the file they name (existing
+// or not).
+std::string final_path(const std::string& path);
+
+// `text` for XML text and attributes: markup characters escaped, control
+// characters XML forbids as '?', bytes that are not UTF-8 as U+FFFD.
+std::string xml_escape(const std::string& text);
 
 }  // namespace conform_driver

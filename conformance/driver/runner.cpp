@@ -138,6 +138,8 @@ std::string outcome_of(const std::string& gtest_outcome) {
 // group's limit ended the child.
 std::string how_it_ended(const ChildResult& child, bool test_limit, double timeout_s) {
   const std::string secs = std::to_string(static_cast<int>(timeout_s));
+  if (!child.wait_error.empty())
+    return "cannot tell how the suite process ended (" + child.wait_error + ")";
   if (child.timed_out && test_limit)
     return "timed out: still running after " + secs + " s (the suite process was killed)";
   if (child.timed_out)
@@ -154,6 +156,10 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
 }
 
 }  // namespace
+
+double group_time_limit(double test_timeout_s) {
+  return std::max(kGroupTimeLimitS, test_timeout_s + kGroupTimeMarginS);
+}
 
 TestList list_tests(const RunnerOptions& options) {
   TestList list;
@@ -277,6 +283,7 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
         run.tests.push_back(std::move(result));
       }
       const bool abnormal = !child.started || child.timed_out || child.signal != 0 ||
+                            !child.wait_error.empty() ||
                             (child.exit_code != 0 && child.exit_code != 1);
       const double limit = test_over ? options.test_timeout_s : options.group_timeout_s;
       const std::string how =

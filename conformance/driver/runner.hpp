@@ -18,7 +18,7 @@ struct RunnerOptions {
   std::map<std::string, std::string> env;  // XAL_CONFORM_* for the suite
   std::string work_dir;                    // temporary files
   double test_timeout_s = 300;             // one test, then it is killed
-  double group_timeout_s = 7200;           // one group's process
+  double group_timeout_s = 7200;           // one group's process (group_time_limit)
   bool progress_tty = false;               // rewrite one line in place
   bool verbose = false;                    // copy the suite's output to stderr
   // Called after each group with the results so far and how many groups
@@ -26,6 +26,13 @@ struct RunnerOptions {
   // outside still leaves one). Optional.
   std::function<void(const RunResult&, size_t groups_done)> after_group;
 };
+
+// The time limit of one group's suite process: 2 hours, or the limit of one
+// test plus 10 minutes when that is longer (so that it never cuts a test
+// short of its own limit in a process of its own).
+inline constexpr double kGroupTimeLimitS = 7200;
+inline constexpr double kGroupTimeMarginS = 600;
+double group_time_limit(double test_timeout_s);
 
 struct TestList {
   std::vector<std::string> groups;                    // in run order

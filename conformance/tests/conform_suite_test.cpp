@@ -1,9 +1,15 @@
 // Tests of xal-conform against suites that misbehave: one that writes a
 // figure that is not a number, and the real suite run where it cannot see
 // the devices the driver selected (its xal_init or its listing differs).
+// Also how the driver runs them: started with SIGCHLD ignored, stopped by a
+// signal, output that is not UTF-8, reports through symbolic links.
+#include <signal.h>
 #include <sys/stat.h>
 
+#include <chrono>
+#include <fstream>
 #include <string>
+#include <thread>
 
 #include "cli_harness.hpp"
 
@@ -114,6 +120,111 @@ TEST_F(ConformWrappedSuite, EveryGroupReportsTheReasonWithoutCrashing) {
         << t["name"] << ": " << message;
   }
   EXPECT_GT(placeholders, 0u) << o.output;
+}
+
+}  // namespace
+
+namespace {
+
+using namespace conform_test;
+
+// Started with SIGCHLD ignored, the driver still sees its children end (it
+// could not list the suite's tests: "waitpid: No child processes").
+TEST_F(ConformCli, ListsItsTestsWhenStartedWithSigchldIgnored) {
+  const pid_t pid = start_conform({"--list"}, kMock, path("out.txt"), true);
+  EXPECT_EQ(wait_exit(pid, 120), 0) << read_text(path("out.txt"));
+  EXPECT_NE(read_text(path("out.txt")).find("platform ("), std::string::npos)
+      << read_text(path("out.txt"));
+}
+
+// A stand-in suite whose one test writes its pid to $STOP_PID_FILE and
+// sleeps.
+constexpr const char* kSleepingSuite = R"(#!/bin/sh
+if [ "$1" = "--gtest_list_tests" ]; then
+  printf 'slow/Slow.\n  Sleeps\n'
+  exit 0
+fi
+echo '{"event":"start","test":"slow/Slow.Sleeps"}' >> "$XAL_CONFORM_EVENTS"
+echo $$ > "$STOP_PID_FILE.tmp" && mv "$STOP_PID_FILE.tmp" "$STOP_PID_FILE"
+exec sleep 30
+)";
+
+// SIGTERM to xal-conform ends the running suite process and removes the
+// temporary folder; xal-conform exits with 128 + SIGTERM.
+TEST_F(ConformCli, AStopSignalEndsTheSuiteProcessAndRemovesItsFolder) {
+  const std::string suite = make_script(path("sleeping-suite.sh"), kSleepingSuite);
+  fs::create_directory(dir_ / "tmp");
+  auto env = kMock;
+  env["STOP_PID_FILE"] = path("suite.pid");
+  env["TMPDIR"] = path("tmp");
+  const pid_t tool = start_conform({"--suite", suite}, env, path("out.txt"));
+  pid_t sleeper = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (sleeper == 0 && std::chrono::steady_clock::now() < until) {
+    std::ifstream in(path("suite.pid"));
+    long pid = 0;
+    if (in >> pid) sleeper = static_cast<pid_t>(pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(sleeper, 0) << read_text(path("out.txt"));
+  ::kill(tool, SIGTERM);
+  EXPECT_EQ(wait_exit(tool, 10), 128 + SIGTERM) << read_text(path("out.txt"));
+  bool alive = true;
+  for (int i = 0; i < 500 && alive; ++i) {
+    alive = ::kill(sleeper, 0) == 0;
+    if (alive) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (alive) ::kill(sleeper, SIGKILL);
+  EXPECT_FALSE(alive) << "the suite process " << sleeper << " still runs";
+  EXPECT_TRUE(fs::is_empty(dir_ / "tmp")) << "the temporary folder is left";
+  EXPECT_NE(read_text(path("out.txt")).find("stopped by SIGTERM"), std::string::npos)
+      << read_text(path("out.txt"));
+}
+
+// A stand-in suite whose one test prints 2000 "é", a byte that is not
+// UTF-8 and a control character, then aborts: the tail of its output in the
+// message is cut inside an "é".
+constexpr const char* kGarblingSuite = R"(#!/bin/sh
+if [ "$1" = "--gtest_list_tests" ]; then
+  printf 'crash/Crash.\n  Garbles\n'
+  exit 0
+fi
+echo '{"event":"start","test":"crash/Crash.Garbles"}' >> "$XAL_CONFORM_EVENTS"
+i=0
+while [ $i -lt 2000 ]; do printf '\303\251'; i=$((i + 1)); done
+printf '\377\001 done!\n'
+kill -ABRT $$
+)";
+
+// JUnit XML stays readable to XML parsers whatever the suite printed.
+TEST_F(ConformCli, JunitIsUtf8WhateverTheSuitePrinted) {
+  const std::string suite = make_script(path("garbling-suite.sh"), kGarblingSuite);
+  const Outcome o = conform({"--suite", suite, "--junit", path("r.xml"), "--report",
+                             path("r.json")}, kMock);
+  EXPECT_EQ(o.rc, 1) << o.output;
+  const std::string xml = read_text(path("r.xml"));
+  EXPECT_NE(xml.find("SIGABRT"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("\xef\xbf\xbd? done!"), std::string::npos) << xml;
+  const size_t bad = xml_text_problem(xml);
+  EXPECT_EQ(bad, std::string::npos) << "at byte " << bad << ": " << xml.substr(bad, 40);
+  EXPECT_TRUE(read_json(path("r.json")).is_object());
+}
+
+// --report and --junit through symbolic links write the files they name
+// (the links were replaced by regular files).
+TEST_F(ConformCli, ReportsAreWrittenThroughSymbolicLinks) {
+  const std::string suite = make_script(path("fake-suite.sh"), kFakeSuite);
+  std::ofstream(path("real.json")) << "old";
+  fs::create_directory(dir_ / "out");
+  fs::create_symlink("real.json", dir_ / "report.json");
+  fs::create_symlink("out/real.xml", dir_ / "junit.xml");  // not there yet
+  const Outcome o = conform({"--suite", suite, "--report", path("report.json"), "--junit",
+                             path("junit.xml")}, kMock);
+  EXPECT_EQ(o.rc, 0) << o.output;
+  EXPECT_TRUE(fs::is_symlink(dir_ / "report.json"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "junit.xml"));
+  EXPECT_EQ(read_json(path("real.json"))["result"], "passed");
+  EXPECT_NE(read_text(path("out/real.xml")).find("<testsuites"), std::string::npos);
 }
 
 }  // namespace

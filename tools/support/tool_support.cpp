@@ -2,7 +2,10 @@
 
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <iostream>
 #include <stdexcept>
 
 namespace xal::tools {
@@ -140,6 +143,19 @@ std::string format_uuid(const uint8_t (&uuid)[16]) {
 std::string format_abi_version(uint32_t version) {
   return std::to_string(XAL_ABI_MAJOR(version)) + "." +
          std::to_string(XAL_ABI_MINOR(version));
+}
+
+bool flush_stdout(const std::string& tool, std::ostream& err) {
+  errno = 0;
+  std::cout.flush();
+  const int error = errno;
+  if (std::cout && std::fflush(stdout) == 0 && std::ferror(stdout) == 0) {
+    return true;
+  }
+  err << tool << ": cannot write to stdout"
+      << (error != 0 ? std::string(": ") + std::strerror(error) : std::string())
+      << '\n';
+  return false;
 }
 
 }  // namespace xal::tools

@@ -93,6 +93,11 @@ std::string format_uuid(const uint8_t (&uuid)[16]);
 // "1.0" from major<<16|minor.
 std::string format_abi_version(uint32_t version);
 
+// Flushes std::cout and C's stdout. False, with "<tool>: cannot write to
+// stdout: <reason>" on `err`, when what was printed could not be written
+// (a full disk, say): the tool then exits 1 rather than 0.
+bool flush_stdout(const std::string& tool, std::ostream& err);
+
 }  // namespace xal::tools
 
 #endif  // XAL_TOOLS_SUPPORT_TOOL_SUPPORT_HPP_

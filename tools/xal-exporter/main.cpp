@@ -2,8 +2,8 @@
 // format on GET /metrics (127.0.0.1:9464 by default), or prints them once.
 //
 // Exit status: 0 after a clean stop (SIGINT/SIGTERM) or --once; 1 when
-// xal_init fails, a --device does not exist, or the address cannot be
-// bound; 2 for bad options, and when --backend did not load. A device that
+// xal_init fails, a --device does not exist, the address cannot be bound,
+// or --once cannot write to stdout; 2 for bad options, and when --backend did not load. A device that
 // cannot be read is exported as such (xal_device_properties_up 0).
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -54,7 +54,7 @@ int run(const Options& opt) {
   const std::string first = scrape(opt.devices, opt.once ? &std::cerr : nullptr);
   if (opt.once) {
     std::cout << first;
-    std::cout.flush();
+    if (!xal::tools::flush_stdout("xal-exporter", std::cerr)) return 1;
   }
   if (const int status = xal::tools::check_backend_option("xal-exporter", opt.load, std::cerr)) {
     return status;

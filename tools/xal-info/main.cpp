@@ -2,7 +2,8 @@
 // every device with its properties. `--json` gives the same for scripts.
 //
 // Exit status: 0 on success; 1 when xal_init (or reading the inventory)
-// fails, or a device cannot be read (it is listed with the error); 2 for
+// fails, a device cannot be read (it is listed with the error), or stdout
+// cannot be written; 2 for
 // bad options, and when `--backend NAME` was given and that backend did not
 // load.
 #include <CLI/CLI.hpp>
@@ -36,7 +37,7 @@ int run(const Options& opt) {
   } else {
     xal::info::render_text(inv, std::cout);
   }
-  std::cout.flush();
+  if (!xal::tools::flush_stdout("xal-info", std::cerr)) return 1;
 
   if (const int status = xal::tools::check_backend_option("xal-info", opt.load, std::cerr)) {
     return status;

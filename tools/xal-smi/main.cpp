@@ -2,8 +2,8 @@
 // nvidia-smi and rocm-smi. `--json` for scripts, `--watch` to refresh.
 //
 // Exit status: 0 on success; 1 when xal_init fails, a --device index does
-// not exist, or a device cannot be read (it is shown with the error, the
-// others as usual); 2 for bad options, and when --backend did not load.
+// not exist, a device cannot be read (it is shown with the error, the
+// others as usual), or stdout cannot be written; 2 for bad options, and when --backend did not load.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -76,14 +76,14 @@ int run(const Options& opt) {
   bool all_read = true;  // in the last reading
   if (!opt.watch) {
     all_read = print_once(opt, tty);
-    std::cout.flush();
+    if (!xal::tools::flush_stdout("xal-smi", std::cerr)) return 1;
   } else {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     for (uint64_t n = 1; !g_stop; ++n) {
       if (n > 1 && !tty && !opt.json) std::cout << '\n';
       all_read = print_once(opt, tty);
-      std::cout.flush();
+      if (!xal::tools::flush_stdout("xal-smi", std::cerr)) return 1;
       if (opt.count != 0 && n >= opt.count) break;
       sleep_interruptible(opt.watch_seconds);
     }

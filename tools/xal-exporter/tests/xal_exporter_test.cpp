@@ -259,6 +259,16 @@ TEST(XalExporter, BadOptionsExit2) {
   EXPECT_NE(output.find("xal-exporter: backend 'nosuch' is"), std::string::npos) << output;
 }
 
+// --once to a stdout that cannot be written (a full disk) fails (it exited
+// 0, and `--once > file && mv file ...` kept an empty exposition).
+TEST(XalExporter, OnceToAFullDiskExitsOne) {
+  ChildProcess child({"/bin/sh", "-c", "exec \"$0\" --once >/dev/full", XAL_EXPORTER_EXE},
+                     {kMockEnv});
+  EXPECT_EQ(child.wait(30s), 1) << child.output();
+  EXPECT_NE(child.output().find("xal-exporter: cannot write to stdout"), std::string::npos)
+      << child.output();
+}
+
 // A device whose properties cannot be read is exported as such
 // (xal_device_properties_up 0) and the other device's metrics are all
 // there, on every scrape and with --once.

@@ -30,10 +30,12 @@ nlohmann::json outcome_json(const Outcome& o, double timeout_s) {
   nlohmann::json j;
   j["started"] = o.started;
   if (!o.started) j["start_error"] = o.start_error;
-  j["exit_code"] = o.signal == 0 && !o.timed_out && o.started
+  j["exit_code"] = o.signal == 0 && !o.timed_out && o.started && o.stopped_by == 0 &&
+                           o.wait_error.empty()
                        ? nlohmann::json(o.exit_code)
                        : nlohmann::json(nullptr);
   j["signal"] = o.signal;
+  if (o.stopped_by != 0) j["stopped_by"] = o.stopped_by;
   j["timed_out"] = o.timed_out;
   j["seconds"] = o.seconds;
   j["ended"] = describe(o, timeout_s);
@@ -53,6 +55,29 @@ std::string default_error(const std::string& op) {
     }
   }
   return "BACKEND";
+}
+
+// Flushes stdout: false, with a message on stderr, when the report could
+// not be written there (a full disk, say).
+bool stdout_written(const char* who) {
+  errno = 0;
+  std::cout.flush();
+  const int err = errno;
+  if (std::cout && std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return true;
+  std::cerr << who << ": cannot write the report to stdout"
+            << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << "\n";
+  return false;
+}
+
+// A run stopped by a signal (Outcome::stop_signal): xal-fault stops too.
+int stopped(const char* who, int signal) {
+  std::cerr << who << ": stopped by " << signal_name(signal) << "\n";
+  return 128 + signal;
+}
+
+// The JSON report: bytes that are not UTF-8 (in an argument, say) as U+FFFD.
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Why `path` cannot receive the injection log (a missing folder, no
@@ -82,9 +107,11 @@ std::string fault_backend_problem(const LogSummary& log, const Outcome& out,
 }  // namespace
 
 std::string temp_log_path(const std::string& tag) {
+  // Absolute: the command may change its directory before it writes.
   const char* dir = std::getenv("TMPDIR");
-  std::string pattern = std::string(dir != nullptr && *dir ? dir : "/tmp") +
-                        "/xal-fault-" + tag + "-XXXXXX";
+  std::string pattern =
+      std::filesystem::absolute(dir != nullptr && *dir ? dir : "/tmp").string() +
+      "/xal-fault-" + tag + "-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   const int fd = ::mkstemp(buf.data());
@@ -133,7 +160,9 @@ int command_run(const RunOptions& options) {
     return 2;
   }
   const bool keep = !options.log.empty();
-  const std::string log = keep ? options.log : temp_log_path("run");
+  // Absolute: the command may change its directory before it writes.
+  const std::string log =
+      keep ? std::filesystem::absolute(options.log).string() : temp_log_path("run");
   std::map<std::string, std::string> env;
   try {
     env = run_environment(o, o.faults, log);
@@ -152,9 +181,15 @@ int command_run(const RunOptions& options) {
   const Outcome out = run_command(o.command, env, o.timeout_s, o.quiet);
   const LogSummary summary = summarize_log(log);
   if (!keep) std::remove(log.c_str());
+  if (out.stop_signal != 0) return stopped("xal-fault run", out.stop_signal);
   if (!out.started) {
     std::cerr << "xal-fault run: " << out.start_error << "\n";
     return 127;
+  }
+  if (!out.wait_error.empty()) {
+    std::cerr << "xal-fault run: cannot tell how the command ended: " << out.wait_error
+              << "\n";
+    return 2;
   }
   const std::string not_started = fault_backend_problem(summary, out, env);
   if (o.json) {
@@ -170,7 +205,7 @@ int command_run(const RunOptions& options) {
     }
     if (keep && summary.found) j["log"] = log;
     if (!not_started.empty()) j["fault_backend_error"] = not_started;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cout << "xal-fault: " << command_text(o.command) << "\n"
               << "  ended: " << describe(out, o.timeout_s) << " after "
@@ -188,6 +223,7 @@ int command_run(const RunOptions& options) {
     }
     if (keep && summary.found) std::cout << "  log: " << log << "\n";
   }
+  if (!stdout_written("xal-fault run")) return 2;
   if (!not_started.empty()) {
     std::cerr << "xal-fault run: the fault backend did not start in the command: "
               << not_started << "\n";
@@ -230,9 +266,15 @@ int command_sweep(const SweepOptions& options) {
     const Outcome out = run_command(o.command, env, o.timeout_s, o.quiet);
     const LogSummary summary = summarize_log(log);
     std::remove(log.c_str());
+    if (out.stop_signal != 0) return stopped("xal-fault sweep", out.stop_signal);
     if (!out.started) {
       std::cerr << "xal-fault sweep: " << out.start_error << "\n";
       return 127;
+    }
+    if (!out.wait_error.empty()) {
+      std::cerr << "xal-fault sweep: run " << k << ": cannot tell how the command ended: "
+                << out.wait_error << "\n";
+      return 2;
     }
     // Nothing can be tested: every run would end the same way.
     const std::string not_started = fault_backend_problem(summary, out, env);
@@ -245,7 +287,7 @@ int command_sweep(const SweepOptions& options) {
     const auto it = summary.rules.find("sweep");
     const bool injected = it != summary.rules.end() && it->second.fired > 0;
     std::string verdict = "ok";
-    if (out.timed_out) {
+    if (out.timed_out || out.stopped_by != 0) {  // waiting for the terminal: forever
       verdict = "hung";
       ++hung;
     } else if (out.signal != 0) {
@@ -283,7 +325,7 @@ int command_sweep(const SweepOptions& options) {
     j["complete"] = finished;
     j["summary"] = {{"runs", runs.size()}, {"ok", passed}, {"crashed", crashed},
                     {"hung", hung}, {"exited_non_zero", failed}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cout << "sweep of " << options.op << " (" << error << "): "
               << runs.size() << " runs" << (finished ? "" : " (stopped at --max-runs)")
@@ -297,6 +339,7 @@ int command_sweep(const SweepOptions& options) {
       }
     }
   }
+  if (!stdout_written("xal-fault sweep")) return 2;
   return bad ? 1 : 0;
 }
 

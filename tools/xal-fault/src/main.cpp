@@ -8,12 +8,15 @@
 #include <string>
 
 #include "commands.hpp"
+#include "runner.hpp"
 #include "xal_common/cli.hpp"
 
 int main(int argc, char** argv) {
   using xal::common::AtLeast;
   using xal::common::parse_options;
   using xal::common::WholeNumber;
+  // Before any child: SIGCHLD back to its default, stop signals caught.
+  xal::faulttool::install_signal_handlers();
   CLI::App app{"xal-fault: run programs under fault-injection plans"};
   app.require_subcommand(1);
   xal::faulttool::RunOptions run;

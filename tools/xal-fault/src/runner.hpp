@@ -11,22 +11,44 @@ namespace xal::faulttool {
 struct Outcome {
   bool started = false;
   std::string start_error;  // why the command could not be started
+  std::string wait_error;   // waitpid failed: how it ended is unknown
   int exit_code = -1;       // when it exited
   int signal = 0;           // when a signal killed it
   bool timed_out = false;   // killed at the time limit
+  // SIGTTIN or SIGTTOU: it used the terminal from a background process
+  // group (xal-fault did not hold the terminal to give it) and was killed.
+  int stopped_by = 0;
+  // Not 0: the run was stopped. xal-fault got this signal (SIGINT, SIGTERM,
+  // SIGHUP; it was passed on to the command's process group), or the
+  // command, holding the terminal, was interrupted from it (Ctrl-C: SIGINT,
+  // SIGQUIT). xal-fault then stops too, with status 128 + the signal.
+  int stop_signal = 0;
   double seconds = 0.0;
 };
 
-// Runs `argv` with `env` added to (and overriding) the environment; kills
-// its process group after `timeout_s` seconds (0: no limit). stdout and
-// stderr are inherited unless `quiet`, then they go to /dev/null.
+// For main, before anything else: SIGCHLD back to its default (started with
+// it ignored, xal-fault would not see its children end), and SIGINT, SIGTERM
+// and SIGHUP caught for run_command (see Outcome::stop_signal).
+void install_signal_handlers();
+
+// Runs `argv` with `env` added to (and overriding) the environment, in its
+// own process group; kills that group after `timeout_s` seconds (0: no
+// limit). stdout and stderr are inherited unless `quiet`, then they go to
+// /dev/null. When stdin is the terminal and xal-fault its foreground, the
+// command's group gets the terminal while it runs (it can read it, Ctrl-C
+// and Ctrl-Z reach it; Ctrl-Z stops xal-fault with it). Leftover processes
+// of the group are killed when it ends. Not thread-safe (waitpid, signals).
 Outcome run_command(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env,
                     double timeout_s, bool quiet);
 
 // "exit 0", "signal 6 (SIGABRT)", "timed out after 5 s", ...
 std::string describe(const Outcome& o, double timeout_s);
-// The shell-like status: exit code, 128+signal, 124 for a time-out.
+// The shell-like status: exit code, 128+signal, 124 for a time-out; 2 when
+// how it ended is unknown (wait_error).
 int shell_status(const Outcome& o);
+
+// "SIGTERM" (or "signal N").
+std::string signal_name(int signal);
 
 }  // namespace xal::faulttool

@@ -1,5 +1,6 @@
 // xal-fault's reporting: how a run ended, and the injection log's summary.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,6 +20,21 @@ TEST(Describe, TimeOutIsPrintedAsGiven) {
   EXPECT_EQ(describe(o, 0.5), "timed out after 0.5 s");
   EXPECT_EQ(describe(o, 60), "timed out after 60 s");
   EXPECT_EQ(shell_status(o), 124);
+}
+
+// With SIGCHLD ignored the command's status is lost: waitpid fails, and
+// that must never read as "exit 0" (it did).
+TEST(RunCommand, ALostStatusIsAnErrorNotExitZero) {
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ASSERT_EQ(::sigaction(SIGCHLD, &ignore, &old), 0);
+  const Outcome o = run_command({"sh", "-c", "kill -ABRT $$"}, {}, 30, true);
+  ::sigaction(SIGCHLD, &old, nullptr);
+  ASSERT_TRUE(o.started) << o.start_error;
+  EXPECT_NE(o.wait_error.find("waitpid"), std::string::npos);
+  EXPECT_NE(describe(o, 30), "exit 0");
+  EXPECT_NE(shell_status(o), 0);
 }
 
 class LogSummaryTest : public ::testing::Test {

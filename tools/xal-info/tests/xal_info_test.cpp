@@ -200,6 +200,18 @@ TEST(XalInfo, BadOptionFailsCleanly) {
   EXPECT_NE(r.output.find("Run with --help"), std::string::npos) << r.output;
 }
 
+// A listing that cannot be written (a full disk) fails the run (it exited
+// 0). Its stderr comes through the pipe: the `#` comments out run_info's
+// own redirection.
+TEST(XalInfo, StdoutThatCannotBeWrittenExitsOne) {
+  for (const char* args : {"--json", ""}) {
+    const Result r = run_info(std::string(args) + " 2>&1 >/dev/full #");
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("xal-info: cannot write to stdout"), std::string::npos)
+        << r.output;
+  }
+}
+
 // A device whose properties cannot be read is listed with its error, the
 // others as usual; the exit status says a reading failed.
 TEST(XalInfo, UnreadableDeviceDoesNotHideTheOthers) {

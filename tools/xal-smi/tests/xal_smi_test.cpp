@@ -128,6 +128,18 @@ TEST(XalSmi, JsonHasEveryDeviceWithDecodedValidBits) {
   }
 }
 
+// A reading that cannot be written (a full disk) fails the run (it exited
+// 0), with --watch too. Its stderr comes through the pipe: the `#` comments
+// out run_smi's own redirection.
+TEST(XalSmi, StdoutThatCannotBeWrittenExitsOne) {
+  for (const char* args : {"--json", "", "--watch 0.01 --count 3"}) {
+    const Result r = run_smi(std::string(args) + " 2>&1 >/dev/full #");
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("xal-smi: cannot write to stdout"), std::string::npos)
+        << r.output;
+  }
+}
+
 TEST(XalSmi, DeviceOptionSelectsAndRejectsUnknownIndex) {
   const Result one = run_smi("--json --device 1");
   ASSERT_EQ(one.exit_code, 0) << one.output;
