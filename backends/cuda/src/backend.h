@@ -92,6 +92,7 @@ struct xal_bstream_s {
   std::mutex host_funcs_mutex;
   bool host_funcs_tried = false;
   std::unique_ptr<xal::cuda::HostFuncRunner> host_funcs;
+  std::string host_funcs_missing;  // why host_funcs is null, once tried
   std::unique_ptr<xal::cuda::DriverHostFuncs> driver_host_funcs;
 
   xal_bstream_s();

@@ -66,6 +66,21 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                          xal_devptr_t src, size_t bytes);
 xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes);
+// For the collectives without NCCL (peer_clique.cpp), whose host functions
+// make no driver call that may wait for the device (README, Host
+// functions). Enables peer access from `from` to `to` where the hardware
+// allows it (once; memcpy_peer does it on first use). Thread-safe.
+void peer_access_enable(xal_bdevice_t* from, xal_bdevice_t* to);
+// memcpy_peer without enabling peer access first (without it, the driver
+// stages the copy).
+xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                               xal_devptr_t dst, xal_bdevice_t* src_device,
+                               xal_devptr_t src, size_t bytes);
+// XAL_SUCCESS when the stream's host functions run on a thread of their
+// own (host_funcs.h; made now if not yet); NOT_SUPPORTED, unrecorded, with
+// *out_missing saying why when they go straight to the driver; the
+// stream's error (recorded) when it is stale or its device unhealthy.
+xal_status_t stream_has_host_func_runner(xal_bstream_t* stream, std::string* out_missing);
 
 // event.cpp
 xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,

@@ -20,7 +20,11 @@ void set_counter(uint32_t* counter, uint32_t value) {
   std::atomic_ref<uint32_t>(*counter).store(value, std::memory_order_release);
 }
 
+thread_local bool t_on_runner = false;  // HostFuncRunner::run() of this thread
+
 }  // namespace
+
+bool on_host_func_thread() { return t_on_runner; }
 
 HostFuncRunner::HostFuncRunner(Token, xal_bdevice_s* device, CUstream stream)
     : device_(device), driver_(device->backend->driver), stream_(stream) {}
@@ -147,6 +151,7 @@ void CUDA_CB HostFuncRunner::reached(void* p) {
 }
 
 void HostFuncRunner::run() {
+  t_on_runner = true;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     cv_.wait(lock, [this] {

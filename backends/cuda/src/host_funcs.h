@@ -42,6 +42,12 @@ struct xal_bdevice_s;
 
 namespace xal::cuda {
 
+// True while the calling thread runs a job on a HostFuncRunner's thread;
+// false on the driver's callback thread (a job run by reached() itself, or
+// given straight to the driver), where no driver call is allowed
+// (cuLaunchHostFunc) and nothing may block.
+bool on_host_func_thread();
+
 class HostFuncRunner {
   struct Token {};  // only create() constructs
 

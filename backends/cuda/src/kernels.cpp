@@ -95,6 +95,20 @@ xal_status_t builtin_module(xal_bdevice_s* device, xal_bmodule_s** out) {
 #endif
 }
 
+// One launch of an element-wise kernel over `count` elements.
+xal_status_t launch_kernel(xal_bstream_t* stream, xal_bkernel_s* kernel, size_t count,
+                           void** args) {
+  constexpr size_t kBlock = 256;
+  const size_t blocks = std::min<size_t>((count + kBlock - 1) / kBlock, 4096);
+  xal_launch_config_t config{};
+  config.struct_size = sizeof config;
+  config.grid[0] = static_cast<uint32_t>(blocks);
+  config.grid[1] = config.grid[2] = 1;
+  config.block[0] = kBlock;
+  config.block[1] = config.block[2] = 1;
+  return kernel_launch(stream, kernel, &config, args, 3);
+}
+
 xal_status_t launch(xal_bstream_t* stream, const std::string& name,
                     size_t count, void** args) {
   if (count == 0) return XAL_SUCCESS;
@@ -106,15 +120,17 @@ xal_status_t launch(xal_bstream_t* stream, const std::string& name,
   if (xal_status_t s = kernel_get(module, name.c_str(), &kernel);
       s != XAL_SUCCESS)
     return s;
-  constexpr size_t kBlock = 256;
-  const size_t blocks = std::min<size_t>((count + kBlock - 1) / kBlock, 4096);
-  xal_launch_config_t config{};
-  config.struct_size = sizeof config;
-  config.grid[0] = static_cast<uint32_t>(blocks);
-  config.grid[1] = config.grid[2] = 1;
-  config.block[0] = kBlock;
-  config.block[1] = config.block[2] = 1;
-  return kernel_launch(stream, kernel, &config, args, 3);
+  return launch_kernel(stream, kernel, count, args);
+}
+
+constexpr xal_op_t kReduceOps[4] = {XAL_OP_SUM, XAL_OP_PROD, XAL_OP_MIN, XAL_OP_MAX};
+
+// BuiltinKernels' index of a reduction op, or -1.
+int op_index(xal_op_t op) {
+  for (int i = 0; i < 4; ++i) {
+    if (kReduceOps[i] == op) return i;
+  }
+  return -1;
 }
 
 xal_status_t reduce_entry(xal_bstream_t* stream, xal_devptr_t dst,
@@ -158,6 +174,55 @@ const xal_cuda_reduce_v1_t kReduce = {
 };
 
 }  // namespace
+
+xal_status_t builtin_kernels_load(xal_bdevice_t* device, BuiltinKernels* out) {
+  xal_bmodule_s* module = nullptr;
+  if (xal_status_t s = builtin_module(device, &module); s != XAL_SUCCESS) return s;
+  for (int t = 0; t < XAL_DTYPE_COUNT; ++t) {
+    const std::string type = dtype_name(static_cast<xal_dtype_t>(t));
+    for (int o = 0; o < 4; ++o) {
+      const std::string name = std::string("xal_reduce_") + op_name(kReduceOps[o]) + "_" + type;
+      if (xal_status_t s = kernel_get(module, name.c_str(), &out->reduce[o][t]); s) return s;
+    }
+    const std::string name = "xal_scale_" + type;
+    if (xal_status_t s = kernel_get(module, name.c_str(), &out->scale[t]); s) return s;
+  }
+  return XAL_SUCCESS;
+}
+
+xal_status_t builtin_reduce(const BuiltinKernels& kernels, xal_bstream_t* stream,
+                            xal_devptr_t dst, xal_devptr_t src, size_t count,
+                            xal_dtype_t dtype, xal_op_t op) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    const int o = op_index(op);
+    const int t = static_cast<int>(dtype);
+    if (o < 0 || dtype_name(dtype) == nullptr || kernels.reduce[o][t] == nullptr) {
+      return backend->error(XAL_ERROR_INTERNAL, "cuda: no embedded reduce kernel loaded for "
+                                                "this dtype and op");
+    }
+    if (count == 0) return XAL_SUCCESS;
+    unsigned long long n = count;
+    void* args[] = {&dst, &src, &n};
+    return launch_kernel(stream, kernels.reduce[o][t], count, args);
+  });
+}
+
+xal_status_t builtin_scale(const BuiltinKernels& kernels, xal_bstream_t* stream,
+                           xal_devptr_t dst, size_t count, xal_dtype_t dtype, double divisor) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    const int t = static_cast<int>(dtype);
+    if (dtype_name(dtype) == nullptr || kernels.scale[t] == nullptr || divisor == 0.0) {
+      return backend->error(XAL_ERROR_INTERNAL, "cuda: no embedded scale kernel loaded for "
+                                                "this dtype, or a zero divisor");
+    }
+    if (count == 0) return XAL_SUCCESS;
+    unsigned long long n = count;
+    void* args[] = {&dst, &divisor, &n};
+    return launch_kernel(stream, kernels.scale[t], count, args);
+  });
+}
 
 bool kernels_embedded() { return XAL_CUDA_HAVE_KERNELS != 0; }
 

@@ -20,6 +20,49 @@ void* dev(xal_devptr_t ptr) { return reinterpret_cast<void*>(ptr); }
 // calls at its end, so the memory is free only after that.
 thread_local int t_group_depth = 0;
 thread_local std::vector<std::pair<xal_bcomm_s*, CUstream>> t_staged;
+// The uses of the cliques whose communicators this thread's open group
+// passed to NCCL (nccl_clique.h): NCCL keeps them until ncclGroupEnd, so
+// an abort waits for the group's end.
+thread_local std::vector<std::shared_ptr<NcclClique>> t_group_uses;
+
+// Ends a use of `clique`; logs an abort it ran that NCCL refused.
+void release_use(xal_backend_s* backend, NcclClique& clique) {
+  if (const ncclResult_t r = clique.release(); r != ncclSuccess) {
+    backend->log(XAL_LOG_WARNING, "cuda: ncclCommAbort failed with " + std::to_string(r) +
+                                      " (" + backend->nccl->ncclGetErrorString(r) + ")");
+  }
+}
+
+// A use of a rank's NCCL communicator for one entry: released when the
+// entry returns, or, for a call NCCL keeps (`kept`: a collective) inside an
+// open group, at the group's end.
+class Use {
+ public:
+  Use(xal_backend_s* backend, xal_bcomm_s* comm, bool kept)
+      : backend_(backend), clique_(comm->clique), handle_(clique_->acquire(comm->rank)),
+        kept_(kept) {}
+  ~Use() {
+    if (handle_ == nullptr) return;
+    if (kept_ && t_group_depth > 0) {
+      try {
+        t_group_uses.push_back(clique_);
+        return;
+      } catch (...) {  // cannot keep it: NCCL's group then races an abort
+      }
+    }
+    release_use(backend_, *clique_);
+  }
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+  // Null when the communicator was aborted.
+  ncclComm_t handle() const { return handle_; }
+
+ private:
+  xal_backend_s* backend_;
+  std::shared_ptr<NcclClique> clique_;
+  ncclComm_t handle_;
+  bool kept_;
+};
 
 // After an in-place alltoall's calls are queued: its staging memory is free
 // once the stream gets there, or after the open group.
@@ -64,14 +107,14 @@ xal_status_t collective(xal_bcomm_s* comm, xal_bstream_s* stream, const Shape& s
     auto refuse = [&](xal_status_t status, const std::string& why) {
       return backend->error(status, std::string("cuda: ") + shape.name + ": " + why);
     };
-    if (comm->aborted) {
+    if (comm->clique->aborted()) {
       return refuse(XAL_ERROR_ABORTED, "the communicator was aborted");
     }
     if (stream->device != comm->device) {
       return refuse(XAL_ERROR_INVALID_ARGUMENT,
                     "the stream is not on rank " + std::to_string(comm->rank) + "'s device");
     }
-    Call call{*backend->nccl, comm->comm, {}, ncclSum, stream->stream};
+    Call call{*backend->nccl, nullptr, {}, ncclSum, stream->stream};
     if (!map_dtype(shape.dtype, &call.type)) {
       return refuse(XAL_ERROR_INVALID_ARGUMENT, "unknown dtype");
     }
@@ -93,9 +136,14 @@ xal_status_t collective(xal_bcomm_s* comm, xal_bstream_s* stream, const Shape& s
     if (const CUresult r = comm->device->make_current(); r != CUDA_SUCCESS) {
       return backend->fail(r, "cuCtxSetCurrent", comm->device);
     }
+    // Held until NCCL is done with the communicator: an abort meanwhile
+    // waits for it (nccl_clique.h).
+    const Use use(backend, comm, /*kept=*/true);
+    call.comm = use.handle();
+    if (call.comm == nullptr) return refuse(XAL_ERROR_ABORTED, "the communicator was aborted");
     const ncclResult_t r = issue(call);
     if (call.failed != XAL_SUCCESS) return call.failed;
-    return nccl_result(backend, r, shape.name, comm->comm);
+    return nccl_result(backend, r, shape.name, call.comm);
   });
 }
 
@@ -132,14 +180,26 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
                              std::to_string(backend->driver_version) +
                              "; XAL_CUDA_NCCL=off runs collectives on xal's own path)");
     }
+    // Out of host memory here: every rank's NCCL communicator is aborted.
+    std::shared_ptr<NcclClique> clique;
     std::vector<std::unique_ptr<xal_bcomm_s>> made;
-    for (uint32_t i = 0; i < n; ++i) {
-      auto comm = std::make_unique<xal_bcomm_s>();
-      comm->device = devices[i];
-      comm->comm = comms[i];
-      comm->rank = static_cast<int>(i);
-      comm->size = static_cast<int>(n);
-      made.push_back(std::move(comm));
+    try {
+      clique = std::make_shared<NcclClique>(*backend->nccl, comms);
+      for (uint32_t i = 0; i < n; ++i) {
+        auto comm = std::make_unique<xal_bcomm_s>();
+        comm->device = devices[i];
+        comm->clique = clique;
+        comm->rank = static_cast<int>(i);
+        comm->size = static_cast<int>(n);
+        made.push_back(std::move(comm));
+      }
+    } catch (...) {
+      if (clique != nullptr) {
+        clique->abort();
+      } else {
+        for (ncclComm_t c : comms) backend->nccl->ncclCommAbort(c);
+      }
+      throw;
     }
     for (uint32_t i = 0; i < n; ++i) out_comms[i] = made[i].release();
     return XAL_SUCCESS;
@@ -155,20 +215,24 @@ xal_status_t comm_destroy(xal_bcomm_t* comm) {
     if (!comm->staging.empty() && comm->device->make_current() == CUDA_SUCCESS) {
       free_staging(comm);
     }
-    if (comm->aborted) return XAL_SUCCESS;  // ncclCommAbort freed it
-    return nccl_result(backend, backend->nccl->ncclCommDestroy(comm->comm), "ncclCommDestroy",
+    // Null once the clique was aborted: ncclCommAbort frees (or will free)
+    // the NCCL communicator.
+    const ncclComm_t nccl_comm = comm->clique->take_for_destroy(comm->rank);
+    if (nccl_comm == nullptr) return XAL_SUCCESS;
+    return nccl_result(backend, backend->nccl->ncclCommDestroy(nccl_comm), "ncclCommDestroy",
                        nullptr);
   });
 }
 
-// ncclCommAbort frees the communicator: it is not used again, and destroy
-// then frees only xal's part.
+// Aborts every rank's NCCL communicator (NCCL's abort is per rank; xal's
+// ends every rank's calls), each once, once no other thread uses it
+// (nccl_clique.h). ncclCommAbort frees them: calls then give ABORTED, and
+// destroy frees only xal's part.
 xal_status_t comm_abort(xal_bcomm_t* comm) {
   if (comm == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = comm->device->backend;
   return guarded(backend, [&]() -> xal_status_t {
-    if (comm->aborted.exchange(true)) return XAL_SUCCESS;
-    return nccl_result(backend, backend->nccl->ncclCommAbort(comm->comm), "ncclCommAbort", nullptr);
+    return nccl_result(backend, comm->clique->abort(), "ncclCommAbort", nullptr);
   });
 }
 
@@ -176,14 +240,15 @@ xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
   if (comm == nullptr || out_error == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = comm->device->backend;
   return guarded(backend, [&]() -> xal_status_t {
-    if (comm->aborted) {
+    const Use use(backend, comm, /*kept=*/false);
+    if (use.handle() == nullptr) {
       *out_error = XAL_ERROR_ABORTED;
       return XAL_SUCCESS;
     }
     ncclResult_t async = ncclSuccess;
-    const ncclResult_t r = backend->nccl->ncclCommGetAsyncError(comm->comm, &async);
+    const ncclResult_t r = backend->nccl->ncclCommGetAsyncError(use.handle(), &async);
     if (r != ncclSuccess) {
-      return nccl_result(backend, r, "ncclCommGetAsyncError", comm->comm);
+      return nccl_result(backend, r, "ncclCommGetAsyncError", use.handle());
     }
     *out_error = map_nccl(async);
     return XAL_SUCCESS;
@@ -208,6 +273,8 @@ xal_status_t group_end(xal_backend_t* backend) {
     }
     const ncclResult_t r = backend->nccl->ncclGroupEnd();
     if (t_group_depth > 0 && --t_group_depth == 0) {
+      // NCCL is done with the group's communicators: an abort may free them.
+      for (const auto& clique : std::exchange(t_group_uses, {})) release_use(backend, *clique);
       // The group's calls are queued: the staging memory they read is free
       // once each stream gets past them.
       xal_status_t marked = XAL_SUCCESS;

@@ -3,19 +3,21 @@
 // in-place alltoall (nccl_staging.cpp).
 #pragma once
 
-#include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend.h"
+#include "nccl_clique.h"
 #include "nccl_loader.h"
 
 struct xal_bcomm_s {
   xal_bdevice_s* device = nullptr;
-  ncclComm_t comm = nullptr;  // null once aborted (ncclCommAbort frees it)
+  // Every rank's NCCL communicator, shared by the ranks (nccl_clique.h):
+  // a call uses this rank's through it, an abort aborts them all.
+  std::shared_ptr<xal::cuda::NcclClique> clique;
   int rank = 0;
   int size = 0;
-  std::atomic<bool> aborted{false};
   // Where an in-place alltoall copies its send buffer first (the sends and
   // receives of one NCCL group run at once, so a receive could overwrite a
   // block not yet sent): one buffer per in-place alltoall of a group (the

@@ -93,7 +93,8 @@ xal_status_t Clique::scratch(uint32_t rank, size_t bytes, xal_devptr_t* out) {
 xal_status_t Clique::copy(uint32_t to, xal_devptr_t dst, uint32_t from, xal_devptr_t src,
                           size_t bytes) {
   if (bytes == 0 || (to == from && dst == src)) return XAL_SUCCESS;
-  return memcpy_peer(streams_[to], devices_[to], dst, devices_[from], src, bytes);
+  // Peer access was enabled by prepare(): not here, in a host function.
+  return memcpy_peer_as_is(streams_[to], devices_[to], dst, devices_[from], src, bytes);
 }
 
 // acc (on rank `at`, d.count elements) op= every other rank's `src(r)`,
@@ -101,8 +102,7 @@ xal_status_t Clique::copy(uint32_t to, xal_devptr_t dst, uint32_t from, xal_devp
 template <typename Src>
 xal_status_t Clique::reduce_into(uint32_t at, xal_devptr_t acc, const CollDesc& d, Src src) {
   if (d.count == 0) return XAL_SUCCESS;
-  const auto* kernels = static_cast<const xal_cuda_reduce_v1_t*>(
-      kernels_extension(backend(), XAL_CUDA_REDUCE_EXTENSION));
+  const BuiltinKernels& kernels = kernels_[at];  // got by prepare(): no load here
   const size_t bytes = d.count * common::dtype_size(d.dtype);
   xal_devptr_t tmp = 0;
   if (size() > 1) {
@@ -112,12 +112,13 @@ xal_status_t Clique::reduce_into(uint32_t at, xal_devptr_t acc, const CollDesc& 
   for (uint32_t r = 0; r < size(); ++r) {
     if (r == at) continue;
     if (xal_status_t s = copy(at, tmp, r, src(r), bytes); s != XAL_SUCCESS) return s;
-    if (xal_status_t s = kernels->reduce(streams_[at], acc, tmp, d.count, d.dtype, op);
+    if (xal_status_t s = builtin_reduce(kernels, streams_[at], acc, tmp, d.count, d.dtype, op);
         s != XAL_SUCCESS)
       return s;
   }
   if (d.op == XAL_OP_AVG) {
-    return kernels->scale(streams_[at], acc, d.count, d.dtype, static_cast<double>(size()));
+    return builtin_scale(kernels, streams_[at], acc, d.count, d.dtype,
+                         static_cast<double>(size()));
   }
   return XAL_SUCCESS;
 }

@@ -11,7 +11,7 @@ namespace xal::cuda {
 
 Clique::Clique(std::vector<xal_bdevice_s*> devices, uint32_t timeout_ms)
     : devices_(std::move(devices)), timeout_ms_(timeout_ms), streams_(devices_.size(), nullptr),
-      scratch_(devices_.size()), next_call_(devices_.size(), 0) {}
+      kernels_(devices_.size()), scratch_(devices_.size()), next_call_(devices_.size(), 0) {}
 
 Clique::~Clique() {
   for (size_t i = 0; i < devices_.size(); ++i) {
@@ -23,9 +23,39 @@ Clique::~Clique() {
   }
 }
 
-xal_status_t Clique::make_streams() {
+namespace {
+
+// NOT_SUPPORTED (recorded) unless a stream of `device` gets a host function
+// runner (host_funcs.h): the ranks' host functions block and call the
+// driver, which a driver's callback must not. Tried on a stream of its own.
+xal_status_t check_runners(xal_bdevice_s* device) {
+  xal_bstream_t* probe = nullptr;
+  if (xal_status_t s = stream_create(device, XAL_STREAM_NON_BLOCKING, &probe); s) return s;
+  std::string missing;
+  const xal_status_t has = stream_has_host_func_runner(probe, &missing);
+  stream_destroy(probe);
+  if (has != XAL_ERROR_NOT_SUPPORTED) return has;
+  return device->backend->error(
+      XAL_ERROR_NOT_SUPPORTED,
+      "cuda: collectives without NCCL need host functions on xal's threads, and device " +
+          std::to_string(device->index) + "'s streams cannot have them (" + missing + ")");
+}
+
+}  // namespace
+
+xal_status_t Clique::prepare() {
+  for (xal_bdevice_s* device : devices_) {
+    if (xal_status_t s = check_runners(device); s != XAL_SUCCESS) return s;
+  }
   for (size_t i = 0; i < devices_.size(); ++i) {
-    if (xal_status_t s = stream_create(devices_[i], 0, &streams_[i]); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = stream_create(devices_[i], XAL_STREAM_NON_BLOCKING, &streams_[i]); s)
+      return s;
+    if (xal_status_t s = builtin_kernels_load(devices_[i], &kernels_[i]); s) return s;
+  }
+  for (xal_bdevice_s* from : devices_) {
+    for (xal_bdevice_s* to : devices_) {
+      if (from != to) peer_access_enable(from, to);
+    }
   }
   return XAL_SUCCESS;
 }

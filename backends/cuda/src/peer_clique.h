@@ -16,7 +16,11 @@
 // No memory is allocated or freed while a collective runs: a free (and
 // perhaps an allocation) waits for the device's streams, and the ranks'
 // streams are the ones waiting. reserve() allocates the scratch memory a
-// call needs when it is queued, on the caller's thread.
+// call needs when it is queued, on the caller's thread. For the same
+// reason no module or kernel is loaded and no peer access enabled while
+// one runs (with CUDA's lazy loading, the default since 12.2, loading may
+// wait for the context's streams, as may cuCtxEnablePeerAccess): prepare()
+// does all of it when the communicator is made.
 //
 // Thread-safe: every public member may be called from any thread.
 #pragma once
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "kernels.h"
 #include "xal_common/host_collective.hpp"
 
 namespace xal::cuda {
@@ -43,8 +48,14 @@ class Clique {
   Clique(const Clique&) = delete;
   Clique& operator=(const Clique&) = delete;
 
-  // Creates the communicator's own stream on each device.
-  xal_status_t make_streams();
+  // On the caller's thread, before any call: checks that each device's
+  // streams can have their host functions on xal's threads (NOT_SUPPORTED,
+  // recorded, when not: the core then takes its own path), creates the
+  // communicator's own stream on each device (non-blocking: a legacy
+  // default stream, PyTorch's say, would otherwise wait for it, and it for
+  // that), loads the embedded kernels on each device and enables peer
+  // access between every two devices.
+  xal_status_t prepare();
 
   uint32_t size() const { return static_cast<uint32_t>(devices_.size()); }
   uint32_t timeout_ms() const { return timeout_ms_; }
@@ -122,6 +133,7 @@ class Clique {
   const std::vector<xal_bdevice_s*> devices_;
   const uint32_t timeout_ms_;
   std::vector<xal_bstream_t*> streams_;
+  std::vector<BuiltinKernels> kernels_;  // by rank, from prepare()
   std::vector<Scratch> scratch_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;

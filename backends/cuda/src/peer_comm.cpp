@@ -15,7 +15,14 @@
 // streams that wait for the host function), and kept until the
 // communicator goes; the last rank's comm_destroy waits for the queued
 // calls, so that the clique is freed on its thread, never in a host
-// function.
+// function. Modules, kernels and peer access are set up when the
+// communicator is made (Clique::prepare()), never in a host function.
+//
+// A rank's host function blocks and calls the driver, which a callback of
+// the driver (cuLaunchHostFunc) must not: the calls need host functions on
+// xal's threads (host_funcs.h). A stream without them is refused, and a
+// part that still reaches the driver's thread (its stream could not wait
+// for xal's thread) breaks the communicator instead of running there.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -23,6 +30,7 @@
 
 #include "backend.h"
 #include "entries.h"
+#include "host_funcs.h"
 #include "peer_clique.h"
 #include "xal_common/host_collective.hpp"
 
@@ -56,7 +64,17 @@ struct Job {
 void run_job(void* user) {
   std::unique_ptr<Job> job(static_cast<Job*>(user));
   Clique* clique = job->clique;
-  clique->arrive(job->rank, job->seq, job->desc, job->send, job->recv);
+  if (on_host_func_thread()) {
+    clique->arrive(job->rank, job->seq, job->desc, job->send, job->recv);
+  } else {
+    // The driver's callback thread: no driver call, no wait. The other
+    // ranks are woken, and the communicator is broken.
+    clique->fail(XAL_ERROR_BACKEND,
+                 std::string(common::coll_name(job->desc.kind)) + ": rank " +
+                     std::to_string(job->rank) +
+                     "'s part reached the driver's callback thread (its stream could not "
+                     "wait for xal's thread: cuStreamWaitValue32 failed) and did not run");
+  }
   job.reset();
   clique->call_ended();  // the last use: the clique may be freed from here on
 }
@@ -84,6 +102,15 @@ xal_status_t enqueue(xal_bcomm_t* handle, xal_bstream_t* stream, const CollDesc&
     }
     if (xal_status_t e = clique.error(); e != XAL_SUCCESS) {
       return backend->error(e, std::string("cuda: ") + name + ": " + clique.error_message());
+    }
+    // The rank's part must run on xal's thread of the stream (see the top).
+    std::string missing;
+    if (xal_status_t s = stream_has_host_func_runner(stream, &missing); s != XAL_SUCCESS) {
+      if (s != XAL_ERROR_NOT_SUPPORTED) return s;
+      return backend->error(s, std::string("cuda: ") + name +
+                                   ": collectives without NCCL need host functions on xal's "
+                                   "threads, and this stream cannot have them (" +
+                                   missing + ")");
     }
     // The scratch memory this rank's device needs for the call.
     if (xal_status_t s = clique.reserve(comm->rank, clique.scratch_bytes(comm->rank, d)); s)
@@ -129,7 +156,7 @@ xal_status_t peer_comm_create(xal_bdevice_t* const* devices, uint32_t n,
     }
     const uint32_t timeout = options != nullptr ? options->timeout_ms : 0;
     auto clique = std::make_shared<Clique>(std::move(list), timeout);
-    if (xal_status_t s = clique->make_streams(); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = clique->prepare(); s != XAL_SUCCESS) return s;
     std::vector<std::unique_ptr<PeerComm>> comms;
     for (uint32_t r = 0; r < n; ++r) {
       comms.push_back(std::make_unique<PeerComm>(PeerComm{clique, r}));

@@ -25,8 +25,10 @@ inline xal_status_t done(xal_bstream_s* stream, CUresult r, const char* call) {
                                                            stream->device);
 }
 
+}  // namespace
+
 // Enables access from `from` to `to` once, when the hardware allows it.
-void enable_peer(xal_bdevice_s* from, xal_bdevice_s* to) {
+void peer_access_enable(xal_bdevice_s* from, xal_bdevice_s* to) {
   const DriverSymbols& d = from->backend->driver;
   if (d.cuDeviceCanAccessPeer == nullptr || d.cuCtxEnablePeerAccess == nullptr)
     return;
@@ -50,6 +52,35 @@ void enable_peer(xal_bdevice_s* from, xal_bdevice_s* to) {
                            std::to_string(from->index) + " to " +
                            std::to_string(to->index) + " failed with " +
                            std::to_string(r) + "; copies are staged");
+  }
+}
+
+namespace {
+
+// Makes the stream's host function runner on its first host function
+// (host_funcs_mutex held, the device's context current); remembers why
+// there is none when it cannot be made.
+void make_runner_once(xal_bstream_s* stream) {
+  xal_backend_s* backend = stream->device->backend;
+  if (stream->host_funcs_tried) return;
+  stream->host_funcs_tried = true;
+  if (!backend->host_func_threads) {
+    stream->host_funcs_missing = "XAL_CUDA_HOST_FUNCS=driver";
+    return;
+  }
+  const char* call = nullptr;
+  CUresult r = CUDA_SUCCESS;
+  stream->host_funcs = HostFuncRunner::create(stream->device, stream->stream, &call, &r);
+  if (stream->host_funcs == nullptr) {
+    const char* name = nullptr;
+    if (backend->driver.cuGetErrorName == nullptr ||
+        backend->driver.cuGetErrorName(r, &name) != CUDA_SUCCESS || name == nullptr) {
+      name = "?";
+    }
+    stream->host_funcs_missing = std::string(call) + ": " + name + " (" + std::to_string(r) + ")";
+    backend->log(XAL_LOG_WARNING, "cuda: host functions go straight to the driver (" +
+                                      stream->host_funcs_missing +
+                                      "); those of different streams may then run one at a time");
   }
 }
 
@@ -140,18 +171,7 @@ xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
     if (xal_status_t s = enter(stream, "cuLaunchHostFunc"); s != XAL_SUCCESS)
       return s;
     std::lock_guard<std::mutex> lock(stream->host_funcs_mutex);
-    if (!stream->host_funcs_tried && backend->host_func_threads) {
-      stream->host_funcs_tried = true;
-      const char* call = nullptr;
-      CUresult r = CUDA_SUCCESS;
-      stream->host_funcs = HostFuncRunner::create(stream->device, stream->stream, &call, &r);
-      if (stream->host_funcs == nullptr) {
-        backend->log(XAL_LOG_WARNING,
-                     std::string("cuda: host functions go straight to the driver (") + call +
-                         ": " + std::to_string(r) +
-                         "); those of different streams may then run one at a time");
-      }
-    }
+    make_runner_once(stream);
     if (stream->host_funcs != nullptr) {
       const char* call = "cuLaunchHostFunc";
       const CUresult r = stream->host_funcs->enqueue(fn, user, &call);
@@ -163,6 +183,22 @@ xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
     }
     return done(stream, stream->driver_host_funcs->enqueue(fn, user),
                 "cuLaunchHostFunc");
+  });
+}
+
+xal_status_t stream_has_host_func_runner(xal_bstream_t* stream, std::string* out_missing) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (backend->driver.cuLaunchHostFunc == nullptr) {
+      *out_missing = "the driver has no cuLaunchHostFunc";
+      return XAL_ERROR_NOT_SUPPORTED;
+    }
+    if (xal_status_t s = enter(stream, "cuLaunchHostFunc"); s != XAL_SUCCESS) return s;
+    std::lock_guard<std::mutex> lock(stream->host_funcs_mutex);
+    make_runner_once(stream);
+    if (stream->host_funcs != nullptr) return XAL_SUCCESS;
+    *out_missing = stream->host_funcs_missing;
+    return XAL_ERROR_NOT_SUPPORTED;
   });
 }
 
@@ -219,8 +255,26 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
     for (xal_bdevice_s* d : {dst_device, src_device}) {
       if (xal_status_t s = d->check_health(); s != XAL_SUCCESS) return s;
     }
-    enable_peer(src_device, dst_device);
-    enable_peer(dst_device, src_device);
+    peer_access_enable(src_device, dst_device);
+    peer_access_enable(dst_device, src_device);
+    return memcpy_peer_as_is(stream, dst_device, dst, src_device, src, bytes);
+  });
+}
+
+xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                               xal_devptr_t dst, xal_bdevice_t* src_device,
+                               xal_devptr_t src, size_t bytes) {
+  xal_backend_s* backend = stream->device->backend;
+  return guarded(backend, [&]() -> xal_status_t {
+    if (bytes == 0) return XAL_SUCCESS;
+    if (dst_device == src_device) return memcpy_dtod(stream, dst, src, bytes);
+    if (backend->driver.cuMemcpyPeerAsync == nullptr) {
+      return backend->error(XAL_ERROR_NOT_SUPPORTED,
+                            "cuda: the driver has no cuMemcpyPeerAsync");
+    }
+    for (xal_bdevice_s* d : {dst_device, src_device}) {
+      if (xal_status_t s = d->check_health(); s != XAL_SUCCESS) return s;
+    }
     if (xal_status_t s = enter(stream, "cuMemcpyPeerAsync"); s != XAL_SUCCESS)
       return s;
     return done(stream,

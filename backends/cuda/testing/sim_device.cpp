@@ -234,6 +234,7 @@ CUresult sim_cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
   Context* ctx = context_for_call(&err);
   if (ctx == nullptr) return err;
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  load_syncs(ctx);  // XALSIM_CUDA_LOAD_SYNCS=1: as a real driver may
   Context* other = reinterpret_cast<Context*>(peer);
   std::lock_guard<std::mutex> lock(driver().mutex);
   bool known = false;

@@ -117,9 +117,9 @@ CUresult sim_cuMemFreeHost(void* p) {
   std::lock_guard<std::mutex> lock(driver().mutex);
   auto it = driver().host_allocations.find(reinterpret_cast<uintptr_t>(p));
   if (it == driver().host_allocations.end()) return CUDA_ERROR_INVALID_VALUE;
-  std::free(p);
   driver().host_allocations.erase(it);
   driver().host_owner.erase(reinterpret_cast<uintptr_t>(p));
+  std::free(p);  // last: the address was a key above (GCC -Wuse-after-free)
   return CUDA_SUCCESS;
 }
 

@@ -191,6 +191,7 @@ CUresult sim_cuModuleLoadDataEx(CUmodule* out, const void* image,
   XALSIM_INJECT("cuModuleLoadDataEx");
   XALSIM_CONTEXT();
   if (out == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  load_syncs(ctx);  // XALSIM_CUDA_LOAD_SYNCS=1: as a real driver may
   const unsigned char* bytes = static_cast<const unsigned char*>(image);
   // Binary images (ELF cubin, fatbin) hold no code for a simulated GPU.
   if ((bytes[0] == 0x7f && bytes[1] == 'E') ||
@@ -265,9 +266,17 @@ CUresult sim_cuModuleGetFunction(CUfunction* out, CUmodule m, const char* name) 
   XALSIM_CONTEXT();
   if (out == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Module* module = reinterpret_cast<Module*>(m);
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    if (driver().modules.count(module) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (module->entries.count(name) == 0) return CUDA_ERROR_NOT_FOUND;
+    first = module->got.insert(name).second;
+  }
+  // With lazy loading the function is loaded now (XALSIM_CUDA_LOAD_SYNCS).
+  if (first) load_syncs(ctx);
   std::lock_guard<std::mutex> lock(driver().mutex);
   if (driver().modules.count(module) == 0) return CUDA_ERROR_INVALID_HANDLE;
-  if (module->entries.count(name) == 0) return CUDA_ERROR_NOT_FOUND;
   auto function = std::make_unique<Function>();
   function->module = module;
   function->name = name;

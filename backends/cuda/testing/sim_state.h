@@ -28,6 +28,7 @@ struct Context;
 // An in-order queue run by one worker thread.
 struct Stream {
   Context* ctx = nullptr;
+  unsigned flags = 0;  // cuStreamCreate's (CU_STREAM_NON_BLOCKING or 0)
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::function<CUresult()>> queue;
@@ -60,6 +61,7 @@ struct Event {
 struct Module {
   Context* ctx = nullptr;
   std::set<std::string> entries;
+  std::set<std::string> got;  // entries cuModuleGetFunction has loaded
 };
 
 struct Function {
@@ -143,6 +145,13 @@ Stream* find_stream(CUstream s, bool* ok);
 CUresult submit(CUstream s, std::function<CUresult()> task);
 // Destroys every object of `ctx` and frees its device's memory.
 void reset_context(Context* ctx);
+// XALSIM_CUDA_LOAD_SYNCS=1: waits, as cuCtxSynchronize does, until every
+// stream of `ctx` is idle (errors are left for the streams' own calls).
+// The real driver may do so in a module load, a kernel's first load
+// (lazy loading, the default since CUDA 12.2) and cuCtxEnablePeerAccess: a
+// thread that makes those calls while a stream of the context waits for
+// it (cuStreamWaitValue32 on a word the thread writes) deadlocks.
+void load_syncs(Context* ctx);
 
 // The symbol table that cuGetProcAddress serves: base name -> function.
 struct Symbol {

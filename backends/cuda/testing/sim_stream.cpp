@@ -158,6 +158,21 @@ void reset_context(Context* ctx) {
   if (survives == nullptr || std::string(survives) != "1") ctx->sticky = CUDA_SUCCESS;
 }
 
+void load_syncs(Context* ctx) {
+  const char* v = std::getenv("XALSIM_CUDA_LOAD_SYNCS");
+  if (v == nullptr || std::string(v) != "1") return;
+  // Shared ownership keeps a stream alive if another thread destroys it.
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    for (Stream* s : ctx->streams) streams.push_back(driver().streams.at(s));
+  }
+  for (const auto& s : streams) {
+    std::unique_lock<std::mutex> lock(s->mutex);
+    s->cv.wait(lock, [&s] { return (s->queue.empty() && !s->busy) || s->stopping; });
+  }
+}
+
 namespace {
 
 CUresult sim_cuStreamCreate(CUstream* out, unsigned int flags) {
@@ -166,6 +181,7 @@ CUresult sim_cuStreamCreate(CUstream* out, unsigned int flags) {
   if (out == nullptr || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
   auto stream = std::make_shared<Stream>();
   stream->ctx = ctx;
+  stream->flags = flags;
   Stream* raw = stream.get();
   raw->worker = std::thread([raw] { raw->run(); });
   std::lock_guard<std::mutex> lock(driver().mutex);
@@ -432,3 +448,13 @@ const std::vector<Symbol>& stream_symbols() {
 }
 
 }  // namespace xalsim
+
+// The number of live streams (not destroyed) created with exactly `flags`
+// (0: blocking, CU_STREAM_NON_BLOCKING), in every context. For tests.
+extern "C" __attribute__((visibility("default"))) int xalsim_stream_count(unsigned flags) {
+  xalsim::Driver& d = xalsim::driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  int count = 0;
+  for (const auto& [raw, stream] : d.streams) count += stream->flags == flags ? 1 : 0;
+  return count;
+}

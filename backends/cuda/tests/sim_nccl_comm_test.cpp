@@ -4,9 +4,15 @@
 // NCCL's errors with their code and detail, the hint when NCCL cannot
 // start. What every native path does is in sim_comm_test.cpp, built into
 // this test too.
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "comm_fixture.h"
+#include "watchdog.h"
 
 namespace xal::cuda::test {
 namespace {
@@ -64,6 +70,82 @@ TEST_F(CudaNcclComm, AsynchronousErrorIsMapped) {
   allreduce_disagreeing(a, b);
   EXPECT_EQ(async_error(0), XAL_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(async_error(1), XAL_ERROR_INVALID_ARGUMENT);
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
+// The simulated NCCL's counters (nccl_sim.cpp): the calls using a
+// communicator now, and the misuses it saw (a communicator freed while a
+// call used it, or used after it was freed).
+struct SimNccl {
+  int (*calls_in_flight)() = nullptr;
+  int (*misuses)() = nullptr;
+};
+
+SimNccl sim_nccl() {
+  SimNccl out;
+  void* lib = dlopen(std::getenv("XAL_CUDA_NCCL"), RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return out;
+  out.calls_in_flight = reinterpret_cast<int (*)()>(dlsym(lib, "xalsim_nccl_calls_in_flight"));
+  out.misuses = reinterpret_cast<int (*)()>(dlsym(lib, "xalsim_nccl_misuses"));
+  return out;
+}
+
+// ncclCommAbort frees the communicator: an abort while another thread's
+// call uses it (held inside the simulated NCCL, XALSIM_NCCL_HOLD_MS) waits
+// for that call, which ends normally; then every rank is aborted.
+TEST_F(CudaNcclComm, AbortWaitsForACallUsingTheCommunicator) {
+  const SimNccl nccl = sim_nccl();
+  ASSERT_NE(nccl.calls_in_flight, nullptr);
+  ASSERT_NE(nccl.misuses, nullptr);
+  const int misuses = nccl.misuses();
+  xal_status_t status = XAL_ERROR_INTERNAL;
+  xal_status_t seen = XAL_ERROR_INTERNAL;
+  {
+    const ScopedEnv hold("XALSIM_NCCL_HOLD_MS", "300");
+    std::thread user([&] { status = table_->comm_get_async_error(comms_[0], &seen); });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (nccl.calls_in_flight() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(nccl.calls_in_flight(), 1);  // the user's call is inside NCCL
+    EXPECT_EQ(table_->comm_abort(comms_[0]), XAL_SUCCESS);
+    user.join();
+  }
+  EXPECT_EQ(status, XAL_SUCCESS);
+  EXPECT_EQ(seen, XAL_SUCCESS);  // it ended before the abort
+  EXPECT_EQ(nccl.misuses(), misuses);
+  EXPECT_EQ(async_error(0), XAL_ERROR_ABORTED);
+  EXPECT_EQ(async_error(1), XAL_ERROR_ABORTED);
+}
+
+// NCCL keeps the communicators of an open group until ncclGroupEnd: an
+// abort meanwhile aborts them once the group has ended, and the ranks'
+// streams go on.
+TEST_F(CudaNcclComm, AbortInAnOpenGroupWaitsForTheGroupsEnd) {
+  const SimNccl nccl = sim_nccl();
+  ASSERT_NE(nccl.misuses, nullptr);
+  const int misuses = nccl.misuses();
+  xal_devptr_t a = alloc(dev0_, 64);
+  xal_devptr_t b = alloc(dev1_, 64);
+  ASSERT_EQ(table_->group_start(backend_), XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
+            XAL_SUCCESS);
+  ASSERT_EQ(table_->allreduce(comms_[1], b, b, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_SUCCESS);
+  EXPECT_EQ(table_->comm_abort(comms_[0]), XAL_SUCCESS);
+  EXPECT_EQ(table_->group_end(backend_), XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(nccl.misuses(), misuses);
+  {
+    const Watchdog watchdog("the ranks' streams after the abort", std::chrono::seconds(30));
+    EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+    EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
+  }
+  EXPECT_EQ(async_error(0), XAL_ERROR_ABORTED);
+  // (Not aborted, a call would wait for rank 0 for ever.)
+  ASSERT_EQ(async_error(1), XAL_ERROR_ABORTED);
+  EXPECT_EQ(table_->allreduce(comms_[1], b, b, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
+            XAL_ERROR_ABORTED);
   table_->mem_free(dev0_, a);
   table_->mem_free(dev1_, b);
 }

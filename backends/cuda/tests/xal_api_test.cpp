@@ -10,8 +10,10 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "watchdog.h"
 #include "xal/xal.h"
 
 namespace {
@@ -192,6 +194,12 @@ TEST_F(CudaSimXal, ResetAbortsTheNcclCommunicator) {
   xal_status_t async = XAL_SUCCESS;
   ASSERT_EQ(xal_comm_get_async_error(comms[0], &async), XAL_SUCCESS);
   EXPECT_EQ(async, XAL_ERROR_ABORTED);
+  // The core aborts the communicators with a rank on the reset device;
+  // the other rank's is aborted with it (NCCL aborts one rank per
+  // ncclCommAbort; CTest runs the simulated NCCL so, XALSIM_NCCL_ABORT=rank).
+  async = XAL_SUCCESS;
+  ASSERT_EQ(xal_comm_get_async_error(comms[1], &async), XAL_SUCCESS);
+  EXPECT_EQ(async, XAL_ERROR_ABORTED);
   xal_stream_t s = nullptr;
   xal_devptr_t p = 0;
   ASSERT_EQ(xal_stream_create(devices_[0], 0, &s), XAL_SUCCESS);
@@ -203,38 +211,102 @@ TEST_F(CudaSimXal, ResetAbortsTheNcclCommunicator) {
   EXPECT_EQ(xal_comm_destroy(comms[1]), XAL_SUCCESS) << last_error().message;
 }
 
-// Ends the process when the scope has not been left within `limit`: a
-// deadlock would otherwise hold the test until CTest's timeout, and the
-// rest of the process (xal_shutdown) with it.
-class Watchdog {
+using xal::cuda::test::Watchdog;
+
+// Sets environment variables for one scope and puts back what was there.
+class ScopedEnvs {
  public:
-  Watchdog(const char* what, std::chrono::seconds limit)
-      : thread_([this, what, limit] {
-          std::unique_lock<std::mutex> lock(mutex_);
-          if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-            std::fprintf(stderr, "FAILED: %s did not return within %lld s (deadlock)\n",
-                         what, static_cast<long long>(limit.count()));
-            std::fflush(stderr);
-            std::_Exit(1);
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_ = true;
+  explicit ScopedEnvs(std::vector<std::pair<const char*, const char*>> values) {
+    for (const auto& [name, value] : values) {
+      const char* old = std::getenv(name);
+      saved_.push_back({name, old != nullptr, old != nullptr ? old : ""});
+      setenv(name, value, 1);
     }
-    cv_.notify_all();
-    thread_.join();
   }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
+  ~ScopedEnvs() {
+    for (const Saved& s : saved_) {
+      if (s.had) {
+        setenv(s.name, s.value.c_str(), 1);
+      } else {
+        unsetenv(s.name);
+      }
+    }
+  }
+  ScopedEnvs(const ScopedEnvs&) = delete;
+  ScopedEnvs& operator=(const ScopedEnvs&) = delete;
 
  private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;  // last: starts once the rest is built
+  struct Saved {
+    const char* name;
+    bool had;
+    std::string value;
+  };
+  std::vector<Saved> saved_;
 };
+
+// XAL_CUDA_COLLECTIVES=peer on a driver whose streams cannot wait for xal's
+// host function threads (no cuStreamWaitValue32): the plugin's collectives
+// would run on the driver's callback thread, so its comm_create refuses
+// (NOT_SUPPORTED) and the core takes its own path, which works.
+TEST(CudaSimXalPeer, WithoutWaitValueTheCoreTakesOver) {
+  if (std::getenv("XAL_CUDA_TEST_NO_DRIVER") != nullptr) {
+    GTEST_SKIP() << "this process runs the missing-driver case";
+  }
+  const ScopedEnvs env({{"XAL_CUDA_COLLECTIVES", "peer"},
+                        {"XALSIM_CUDA_HIDE", "cuStreamWaitValue32"}});
+  ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS) << last_error().message;
+  std::vector<xal_device_t> devices;
+  uint32_t count = 0;
+  ASSERT_EQ(xal_device_count(&count), XAL_SUCCESS);
+  for (uint32_t i = 0; i < count; ++i) {
+    xal_device_t d = nullptr;
+    xal_device_properties_t p{};
+    p.struct_size = sizeof p;
+    ASSERT_EQ(xal_device_get(i, &d), XAL_SUCCESS);
+    ASSERT_EQ(xal_device_get_properties(d, &p), XAL_SUCCESS);
+    if (std::strcmp(p.backend, "cuda") == 0) devices.push_back(d);
+  }
+  ASSERT_EQ(devices.size(), 2u);
+  xal_comm_t comms[2] = {nullptr, nullptr};
+  ASSERT_EQ(xal_comm_create(devices.data(), 2, nullptr, comms), XAL_SUCCESS)
+      << last_error().message;
+  xal_comm_info_t info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(xal_comm_get_info(comms[0], &info), XAL_SUCCESS);
+  EXPECT_NE(info.path, static_cast<uint32_t>(XAL_COMM_PATH_NATIVE)) << info.description;
+  {
+    const Watchdog watchdog("an allreduce on the core's path", std::chrono::seconds(60));
+    xal_stream_t streams[2] = {nullptr, nullptr};
+    xal_devptr_t bufs[2] = {0, 0};
+    std::vector<float> values[2] = {std::vector<float>(256, 1.5f), std::vector<float>(256, 2.0f)};
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(xal_stream_create(devices[r], 0, &streams[r]), XAL_SUCCESS);
+      ASSERT_EQ(xal_mem_alloc(devices[r], 256 * sizeof(float), &bufs[r]), XAL_SUCCESS);
+      ASSERT_EQ(xal_memcpy_htod(streams[r], bufs[r], values[r].data(), 256 * sizeof(float)),
+                XAL_SUCCESS);
+    }
+    ASSERT_EQ(xal_group_start(), XAL_SUCCESS);
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_EQ(xal_allreduce(comms[r], bufs[r], bufs[r], 256, XAL_DTYPE_F32, XAL_OP_SUM,
+                              streams[r]),
+                XAL_SUCCESS)
+          << last_error().message;
+    }
+    ASSERT_EQ(xal_group_end(), XAL_SUCCESS) << last_error().message;
+    for (int r = 0; r < 2; ++r) {
+      std::vector<float> out(256, 0.0f);
+      ASSERT_EQ(xal_memcpy_dtoh(streams[r], out.data(), bufs[r], 256 * sizeof(float)),
+                XAL_SUCCESS);
+      ASSERT_EQ(xal_stream_synchronize(streams[r]), XAL_SUCCESS) << last_error().message;
+      EXPECT_EQ(out, std::vector<float>(256, 3.5f));
+      EXPECT_EQ(xal_mem_free(devices[r], bufs[r]), XAL_SUCCESS);
+      EXPECT_EQ(xal_stream_destroy(streams[r]), XAL_SUCCESS);
+    }
+  }
+  EXPECT_EQ(xal_comm_destroy(comms[0]), XAL_SUCCESS);
+  EXPECT_EQ(xal_comm_destroy(comms[1]), XAL_SUCCESS);
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+}
 
 // A mock card beside the CUDA devices (the core's staged copies between
 // backends), whose copies run at 2 MB/s: 1 MiB takes half a second.

@@ -15,12 +15,31 @@
 // that overlaps a send buffer of the same group is corrupted here, as it
 // may be there. XALSIM_NCCL_FAIL=<function> makes that function fail with
 // ncclUnhandledCudaError.
+//
+// Abort: by default ncclCommAbort of one rank wakes every rank of its
+// clique. XALSIM_NCCL_ABORT=rank aborts that rank only, as the real NCCL
+// does (each rank's communicator must be aborted; a rank whose peer was
+// aborted waits for it as on a GPU).
+//
+// Misuse is detected, as the real NCCL would crash or corrupt: a call
+// with a communicator that ncclCommAbort or ncclCommDestroy freed, and a
+// communicator freed while another thread's call still uses it (each call
+// holds it until it returns; XALSIM_NCCL_HOLD_MS=<ms> makes the calls
+// that take a communicator, but abort and destroy, hold it that long
+// before returning, so that a test can free it meanwhile). Such a call
+// fails with ncclInvalidUsage, a line on stderr, and counts in
+// xalsim_nccl_misuses(); xalsim_nccl_calls_in_flight() counts the calls
+// using a communicator now.
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -56,6 +75,90 @@ bool injected(const char* name) {
   return v != nullptr && std::strcmp(v, name) == 0;
 }
 
+// XALSIM_NCCL_ABORT=rank: ncclCommAbort aborts its own rank only.
+bool abort_one_rank() {
+  const char* v = std::getenv("XALSIM_NCCL_ABORT");
+  return v != nullptr && std::strcmp(v, "rank") == 0;
+}
+
+// The live communicators (handles not yet freed by ncclCommAbort or
+// ncclCommDestroy), the calls using one now, and the misuses seen.
+struct Registry {
+  std::mutex mutex;
+  std::set<ncclComm_t> live;
+  int in_flight = 0;
+  int misuses = 0;
+};
+
+Registry& registry() {
+  static Registry* instance = new Registry();  // never destroyed: host functions may run
+  return *instance;
+}
+
+ncclResult_t misuse(std::string message) {
+  {
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    ++reg.misuses;
+  }
+  std::fprintf(stderr, "xalsim nccl: misuse: %s\n", message.c_str());
+  return fail(ncclInvalidUsage, std::move(message));
+}
+
+bool is_live(ncclComm_t comm) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.live.count(comm) != 0;
+}
+
+// One call's use of a communicator, from its start to its end(): the
+// communicator must be live at both (another thread may not free it
+// meanwhile). Not copyable.
+class Use {
+ public:
+  Use(const char* name, ncclComm_t comm) : name_(name), comm_(comm) {
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    live_ = reg.live.count(comm) != 0;
+    if (live_) ++reg.in_flight;
+  }
+  ~Use() {
+    if (live_) end(ncclSuccess);
+  }
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+
+  // ncclSuccess, or the misuse of a handle that was freed already.
+  ncclResult_t start() const {
+    if (live_) return ncclSuccess;
+    return misuse(std::string(name_) + ": the communicator was freed (ncclCommAbort or "
+                                       "ncclCommDestroy) before this call");
+  }
+  // Returns `r`, or the misuse of a handle freed while the call used it.
+  ncclResult_t end(ncclResult_t r) {
+    if (!live_) return r;
+    live_ = false;
+    if (const char* hold = std::getenv("XALSIM_NCCL_HOLD_MS"); hold != nullptr) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::atol(hold)));
+    }
+    bool freed = false;
+    {
+      Registry& reg = registry();
+      std::lock_guard<std::mutex> lock(reg.mutex);
+      --reg.in_flight;
+      freed = reg.live.count(comm_) == 0;
+    }
+    if (!freed) return r;
+    return misuse(std::string(name_) + ": the communicator was freed (ncclCommAbort or "
+                                       "ncclCommDestroy) by another thread while this call used it");
+  }
+
+ private:
+  const char* name_;
+  ncclComm_t comm_;
+  bool live_ = false;
+};
+
 // The simulation's ABI (nccl_sim_state.h) is the one the plugins use.
 namespace abi = xal::support::nccl_abi;
 static_assert(ncclInvalidUsage == abi::kInvalidUsage && ncclInProgress == abi::kInProgress &&
@@ -88,8 +191,9 @@ struct Launch {
 void host_launch(void* user) {
   std::unique_ptr<Launch> launch(static_cast<Launch*>(user));
   Clique& clique = *launch->comm->clique;
+  CommState& self = *launch->comm;
   std::unique_lock<std::mutex> lock(clique.mutex);
-  if (clique.aborted) return;
+  if (clique.aborted || self.aborted) return;
   Clique::Round& round = clique.rounds[launch->number];
   if (round.ops.empty()) {
     round.ops.resize(clique.size);
@@ -108,7 +212,9 @@ void host_launch(void* user) {
     round.done = true;
     clique.cv.notify_all();
   } else {
-    clique.cv.wait(lock, [&] { return round.done || clique.aborted; });
+    // Only this rank's abort wakes it (XALSIM_NCCL_ABORT=rank), or any
+    // rank's (the default).
+    clique.cv.wait(lock, [&] { return round.done || clique.aborted || self.aborted; });
   }
   if (--round.arrived == 0) clique.rounds.erase(launch->number);
 }
@@ -122,6 +228,10 @@ ncclResult_t flush(std::vector<Pending> pending) {
     by_comm[p.comm].push_back(p);
   }
   for (ncclComm_t c : order) {
+    if (!is_live(c)) {
+      return misuse("ncclGroupEnd: a communicator of the group was freed (ncclCommAbort or "
+                    "ncclCommDestroy) before the group ended");
+    }
     const std::vector<Pending>& ops = by_comm[c];
     auto launch = std::make_unique<Launch>();
     launch->comm = held(c);
@@ -135,11 +245,10 @@ ncclResult_t flush(std::vector<Pending> pending) {
   return ncclSuccess;
 }
 
-ncclResult_t enqueue(const char* name, ncclComm_t comm, ncclStream_t stream, Op op,
-                     ncclDataType_t type, ncclRedOp_t red, bool with_op, bool has_root) {
-  if (injected(name))
-    return fail(ncclUnhandledCudaError, std::string("injected failure of ") + name);
-  if (comm == nullptr) return fail(ncclInvalidArgument, std::string(name) + ": comm is NULL");
+// A call of `name` on a communicator the caller holds (enqueue): checked,
+// then queued, or kept for the thread's group.
+ncclResult_t enqueue_live(const char* name, ncclComm_t comm, ncclStream_t stream, Op op,
+                          ncclDataType_t type, ncclRedOp_t red, bool with_op, bool has_root) {
   const CommState& c = *held(comm);
   if (!to_xal(type, &op.dtype)) {
     return fail(ncclInvalidArgument,
@@ -164,6 +273,17 @@ ncclResult_t enqueue(const char* name, ncclComm_t comm, ncclStream_t stream, Op 
     return ncclSuccess;
   }
   return flush({p});
+}
+
+// A call of `name`: the communicator used (Use) while it is enqueued.
+ncclResult_t enqueue(const char* name, ncclComm_t comm, ncclStream_t stream, Op op,
+                     ncclDataType_t type, ncclRedOp_t red, bool with_op, bool has_root) {
+  if (injected(name))
+    return fail(ncclUnhandledCudaError, std::string("injected failure of ") + name);
+  if (comm == nullptr) return fail(ncclInvalidArgument, std::string(name) + ": comm is NULL");
+  Use use(name, comm);
+  if (const ncclResult_t r = use.start(); r != ncclSuccess) return r;
+  return use.end(enqueue_live(name, comm, stream, op, type, red, with_op, has_root));
 }
 
 Op op_of(Kind kind, const void* send, void* recv, size_t count, int root) {
@@ -207,9 +327,16 @@ const char* ncclGetErrorString(ncclResult_t r) {
 // wrong (ranks that disagree).
 const char* ncclGetLastError(ncclComm_t comm) {
   if (!t_last_error.empty() || comm == nullptr) return t_last_error.c_str();
-  Clique& clique = *held(comm)->clique;
-  std::lock_guard<std::mutex> lock(clique.mutex);
-  t_last_error = clique.why;
+  Use use("ncclGetLastError", comm);
+  if (use.start() != ncclSuccess) return t_last_error.c_str();
+  std::string why;
+  {
+    Clique& clique = *held(comm)->clique;
+    std::lock_guard<std::mutex> lock(clique.mutex);
+    why = clique.why;
+  }
+  if (use.end(ncclSuccess) != ncclSuccess) return t_last_error.c_str();
+  t_last_error = std::move(why);
   return t_last_error.c_str();
 }
 
@@ -237,35 +364,61 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int n, const int* devices) {
     s->rank = i;
     comms[i] = reinterpret_cast<ncclComm_t>(new std::shared_ptr<CommState>(std::move(s)));
   }
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.live.insert(comms, comms + n);
   return ncclSuccess;
+}
+
+// Frees the handle; false (a misuse) when it was freed already.
+bool forget(ncclComm_t comm) {
+  {
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    if (reg.live.erase(comm) == 0) return false;
+  }
+  delete &held(comm);  // enqueued launches keep their own reference
+  return true;
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return fail(ncclInvalidArgument, "ncclCommDestroy: comm is NULL");
-  delete &held(comm);  // enqueued launches keep their own reference
+  if (!is_live(comm)) return misuse("ncclCommDestroy: the communicator was freed already");
+  forget(comm);
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
-  const std::shared_ptr<Clique> clique = held(comm)->clique;
+  if (!is_live(comm)) return misuse("ncclCommAbort: the communicator was freed already");
+  CommState& state = *held(comm);
+  const std::shared_ptr<Clique> clique = state.clique;
   {
     std::lock_guard<std::mutex> lock(clique->mutex);
-    clique->aborted = true;
+    if (abort_one_rank()) {
+      state.aborted = true;  // as the real NCCL: this rank only
+    } else {
+      clique->aborted = true;
+    }
   }
   clique->cv.notify_all();
-  delete &held(comm);
+  if (!forget(comm)) return misuse("ncclCommAbort: the communicator was freed meanwhile");
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* out) {
   if (comm == nullptr || out == nullptr)
     return fail(ncclInvalidArgument, "ncclCommGetAsyncError: NULL argument");
-  const CommState& c = *held(comm);
-  std::lock_guard<std::mutex> lock(c.clique->mutex);
-  // Another rank aborted: NCCL's ranks see a peer gone.
-  *out = c.async == ncclSuccess && c.clique->aborted ? ncclRemoteError : c.async;
-  return ncclSuccess;
+  Use use("ncclCommGetAsyncError", comm);
+  if (const ncclResult_t r = use.start(); r != ncclSuccess) return r;
+  {
+    const CommState& c = *held(comm);
+    std::lock_guard<std::mutex> lock(c.clique->mutex);
+    // Another rank aborted: NCCL's ranks see a peer gone (with
+    // XALSIM_NCCL_ABORT=rank they see nothing: they would wait for it).
+    *out = c.async == ncclSuccess && c.clique->aborted ? ncclRemoteError : c.async;
+  }
+  return use.end(ncclSuccess);
 }
 
 ncclResult_t ncclGroupStart() {
@@ -322,5 +475,19 @@ ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, n
 }
 
 int xalsim_nccl_is_simulated() { return 1; }
+
+// The calls using a communicator now, and the misuses seen so far (see the
+// top of this file). For tests.
+int xalsim_nccl_calls_in_flight() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.in_flight;
+}
+
+int xalsim_nccl_misuses() {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.misuses;
+}
 
 }  // extern "C"

@@ -70,7 +70,7 @@ struct Clique {
   int size = 0;
   std::mutex mutex;
   std::condition_variable cv;
-  bool aborted = false;
+  bool aborted = false;  // by ncclCommAbort of any rank (the default mode)
   std::string why;  // of the last inconsistent round
   struct Round {
     int arrived = 0;
@@ -86,6 +86,9 @@ struct CommState {
   int rank = 0;
   uint64_t launches = 0;  // launches enqueued so far
   ncclResult_t async = ncclSuccess;
+  // XALSIM_NCCL_ABORT=rank: ncclCommAbort aborted this rank only (guarded
+  // by the clique's mutex).
+  bool aborted = false;
 };
 
 inline bool is_p2p(const Op& o) { return o.kind == Kind::kSend || o.kind == Kind::kRecv; }
