@@ -68,6 +68,11 @@ struct xal_bmodule_s {
 struct xal_bdevice_s {
   xal_backend_s* backend = nullptr;
   int ordinal = 0;
+  // Its rocm-smi device (-1: none) and energy counter at init, in uJ
+  // (energy is reported since then). Set at init, read-only after.
+  int smi_index = -1;
+  bool energy_start_valid = false;
+  double energy_start_uj = 0.0;
 
   std::mutex mutex;
   // Sticky error: set by a sticky HIP code, cleared by device_reset.

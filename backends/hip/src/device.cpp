@@ -1,5 +1,6 @@
 // Backend lifecycle and devices: init, describe, properties, sync, reset,
 // health and metrics.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -51,6 +52,28 @@ std::string pci_bus_id(xal_bdevice_s* device) {
   return text;
 }
 
+// Matches each device with its rocm-smi device: by PCI address, and the
+// partitions of one card (which share it) in order; takes the energy
+// counter that metrics count from.
+void find_smi_devices(xal_backend_s& backend, const xal_backend_services_t* services) {
+  std::vector<std::string> addresses;
+  for (auto& device : backend.devices) {
+    const std::string address = pci_bus_id(device.get());
+    const auto rank = static_cast<uint32_t>(
+        std::count(addresses.begin(), addresses.end(), address));
+    addresses.push_back(address);
+    uint32_t index = 0;
+    if (address.empty() || !backend.smi.find_index(address, rank, &index)) {
+      log_info(services, "rocm-smi has no device for HIP device " +
+                             std::to_string(device->ordinal) + " (PCI " + address +
+                             "): no sensors");
+      continue;
+    }
+    device->smi_index = static_cast<int>(index);
+    device->energy_start_valid = backend.smi.energy_uj(index, &device->energy_start_uj);
+  }
+}
+
 }  // namespace
 
 xal_status_t backend_init(const xal_backend_init_args_t* args,
@@ -97,6 +120,8 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
     if (!backend->smi.load(config(args->services, "XAL_ROCM_SMI_LIBRARY"),
                            &reason)) {
       log_info(args->services, "rocm-smi not used: " + reason);
+    } else {
+      find_smi_devices(*backend, args->services);
     }
     *out_backend = backend.release();
     return XAL_SUCCESS;

@@ -4,20 +4,6 @@
 #include "status_map.h"
 
 namespace xal::hip {
-namespace {
-
-std::string pci_bus_id(xal_bdevice_s* device) {
-  const HipApi& api = device->backend->api();
-  if (api.hipDeviceGetPCIBusId == nullptr) return "";
-  char text[64] = {};
-  if (api.hipDeviceGetPCIBusId(text, sizeof text, device->ordinal) !=
-      hipSuccess) {
-    return "";
-  }
-  return text;
-}
-
-}  // namespace
 
 xal_status_t device_synchronize(xal_bdevice_t* device) {
   return guarded("hip device_synchronize", [&]() -> xal_status_t {
@@ -81,7 +67,18 @@ xal_status_t device_get_metrics(xal_bdevice_t* device,
         out->valid |= XAL_METRIC_MEMORY_TOTAL | XAL_METRIC_MEMORY_USED;
       }
     }
-    device->backend->smi.read(pci_bus_id(device), out);
+    if (device->smi_index >= 0) {
+      const auto index = static_cast<uint32_t>(device->smi_index);
+      const RocmSmi& smi = device->backend->smi;
+      smi.read(index, out);
+      // Energy since init (the card's counter runs from boot).
+      double energy_uj = 0.0;
+      if (device->energy_start_valid && smi.energy_uj(index, &energy_uj) &&
+          energy_uj >= device->energy_start_uj) {
+        out->energy_j = (energy_uj - device->energy_start_uj) / 1e6;
+        out->valid |= XAL_METRIC_ENERGY;
+      }
+    }
     return XAL_SUCCESS;
   });
 }

@@ -22,14 +22,22 @@ class RocmSmi {
   bool load(const std::string& path, std::string* reason);
   bool available() const { return handle_ != nullptr; }
 
-  // Fills the sensors it can read for the device at PCI address
-  // `pci_bus_id` ("0000:65:00.0") and sets their bits in out->valid. A
-  // sensor that fails is left out. Thread-safe (rocm-smi is).
-  void read(const std::string& pci_bus_id, xal_device_metrics_t* out) const;
+  // The rocm-smi index of the `rank`-th HIP device (0: the first) at PCI
+  // address `pci_bus_id` ("0000:65:00.0"), or false. Thread-safe.
+  bool find_index(const std::string& pci_bus_id, uint32_t rank,
+                  uint32_t* out_index) const;
+
+  // The energy counter of rocm-smi device `index` in uJ, or false.
+  // Thread-safe.
+  bool energy_uj(uint32_t index, double* out) const;
+
+  // Fills the sensors it can read for rocm-smi device `index` (all but
+  // energy, which the caller counts from its own start) and sets their bits
+  // in out->valid. A sensor that fails is left out. Thread-safe (rocm-smi
+  // is).
+  void read(uint32_t index, xal_device_metrics_t* out) const;
 
  private:
-  bool find_index(const std::string& pci_bus_id, uint32_t* out_index) const;
-
   void* handle_ = nullptr;
   int (*rsmi_init_)(uint64_t) = nullptr;
   int (*rsmi_shut_down_)() = nullptr;

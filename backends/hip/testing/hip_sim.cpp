@@ -109,7 +109,7 @@ SIM_EXPORT hipError_t hipDeviceGetPCIBusId(char* text, int length, int device) {
     return hipErrorInvalidValue;
   }
   std::snprintf(text, static_cast<size_t>(length), "0000:%02x:00.0",
-                0x10 + device);
+                0x10 + device / s.partitions);  // one address per card
   return hipSuccess;
 }
 

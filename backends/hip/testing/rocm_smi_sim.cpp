@@ -1,11 +1,15 @@
 // A simulated rocm-smi (librocm_smi64.so.5) for the HIP simulator's
 // devices: same count (XALSIM_HIP_DEVICES) and PCI addresses (bus 0x10 +
-// index), fixed sensors: 48.5 C edge temperature, 250 W, 37 % busy, an
-// energy counter of 1 J per call, 2 PCIe replays. XALSIM_SMI_FAIL=temp
-// makes the temperature read fail.
+// card, XALSIM_HIP_PARTITIONS devices per card, the partition in bits
+// [31:28] of the BDFID as ROCm 6 gives it), fixed sensors: 48.5 C edge
+// temperature plus 1 C per index, 250 W, 37 % busy, an energy counter
+// that starts at 1 MJ (a card's counts from boot) and adds 1 J per read of
+// its index, 2 PCIe replays. XALSIM_SMI_FAIL=temp makes the temperature
+// read fail.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #define SMI_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -15,14 +19,11 @@ constexpr int kSuccess = 0;
 constexpr int kInvalidArgs = 1;
 constexpr int kNotSupported = 2;
 bool g_initialised = false;
-uint64_t g_energy_calls = 0;
+uint32_t g_count = 0;       // XALSIM_HIP_DEVICES at rsmi_init
+uint32_t g_partitions = 1;  // XALSIM_HIP_PARTITIONS at rsmi_init
+std::map<uint32_t, uint64_t> g_energy_reads;  // per index
 
-uint32_t device_count() {
-  const char* text = std::getenv("XALSIM_HIP_DEVICES");
-  return text != nullptr ? static_cast<uint32_t>(std::strtoul(text, nullptr, 10)) : 2;
-}
-
-bool valid(uint32_t index) { return g_initialised && index < device_count(); }
+bool valid(uint32_t index) { return g_initialised && index < g_count; }
 
 bool failing(const char* what) {
   const char* text = std::getenv("XALSIM_SMI_FAIL");
@@ -32,6 +33,11 @@ bool failing(const char* what) {
 }  // namespace
 
 SMI_EXPORT int rsmi_init(uint64_t) {
+  const char* partitions = std::getenv("XALSIM_HIP_PARTITIONS");
+  g_partitions = partitions != nullptr ? std::strtoul(partitions, nullptr, 10) : 1;
+  if (g_partitions == 0) g_partitions = 1;
+  const char* count = std::getenv("XALSIM_HIP_DEVICES");
+  g_count = count != nullptr ? static_cast<uint32_t>(std::strtoul(count, nullptr, 10)) : 2;
   g_initialised = true;
   return kSuccess;
 }
@@ -43,20 +49,22 @@ SMI_EXPORT int rsmi_shut_down() {
 
 SMI_EXPORT int rsmi_num_monitor_devices(uint32_t* count) {
   if (count == nullptr || !g_initialised) return kInvalidArgs;
-  *count = device_count();
+  *count = g_count;
   return kSuccess;
 }
 
 SMI_EXPORT int rsmi_dev_pci_id_get(uint32_t index, uint64_t* bdfid) {
   if (bdfid == nullptr || !valid(index)) return kInvalidArgs;
-  *bdfid = static_cast<uint64_t>(0x10 + index) << 8;  // domain 0, bus, dev 0, fn 0
+  // Domain 0, bus 0x10 + card, device 0, function 0; partition [31:28].
+  *bdfid = (static_cast<uint64_t>(0x10 + index / g_partitions) << 8) |
+           (static_cast<uint64_t>(index % g_partitions) << 28);
   return kSuccess;
 }
 
 SMI_EXPORT int rsmi_dev_temp_metric_get(uint32_t index, uint32_t, int, int64_t* value) {
   if (value == nullptr || !valid(index)) return kInvalidArgs;
   if (failing("temp")) return kNotSupported;
-  *value = 48500;  // millidegrees
+  *value = 48500 + 1000 * static_cast<int64_t>(index);  // millidegrees
   return kSuccess;
 }
 
@@ -75,9 +83,10 @@ SMI_EXPORT int rsmi_dev_busy_percent_get(uint32_t index, uint32_t* percent) {
 SMI_EXPORT int rsmi_dev_energy_count_get(uint32_t index, uint64_t* counter,
                                          float* resolution, uint64_t* timestamp) {
   if (counter == nullptr || resolution == nullptr || !valid(index)) return kInvalidArgs;
-  *counter = ++g_energy_calls * 1000000;  // 1 J per call at 1 uJ resolution
+  const uint64_t reads = ++g_energy_reads[index];
+  *counter = (1000000 + reads) * 1000000;  // 1 MJ, then 1 J per read, in uJ
   *resolution = 1.0f;
-  if (timestamp != nullptr) *timestamp = g_energy_calls;
+  if (timestamp != nullptr) *timestamp = reads;
   return kSuccess;
 }
 

@@ -1,5 +1,6 @@
 #include "sim_state.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace xalsim {
@@ -31,6 +32,8 @@ void configure(State& s) {
     s.devices.assign(static_cast<size_t>(count < 0 ? 0 : count), Device{});
   }
   for (Device& device : s.devices) device.total = memory;
+  const char* partitions = std::getenv("XALSIM_HIP_PARTITIONS");
+  s.partitions = partitions != nullptr ? std::max(1, std::atoi(partitions)) : 1;
   s.initialised = true;
 }
 

@@ -85,13 +85,17 @@ struct State {
   int module_unloads = 0;
   FaultPlan faults;
   bool initialised = false;
+  // XALSIM_HIP_PARTITIONS: devices per card (an MI300 in CPX/DPX mode);
+  // the devices of one card share its PCI address.
+  int partitions = 1;
 };
 
 State& state();
 int& current_device();
 
-// Reads XALSIM_HIP_DEVICES (default 2) and XALSIM_HIP_MEMORY (bytes,
-// default 1 GiB) and rebuilds the devices if their number changed.
+// Reads XALSIM_HIP_DEVICES (default 2), XALSIM_HIP_MEMORY (bytes, default
+// 1 GiB) and XALSIM_HIP_PARTITIONS (default 1) and rebuilds the devices if
+// their number changed.
 void configure(State& s);
 
 // Injected fault for `function`, else the current device's sticky error

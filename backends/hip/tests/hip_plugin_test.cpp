@@ -291,7 +291,7 @@ TEST(HipRocmSmi, SensorsOfTheMatchingDeviceAreRead) {
                         XAL_METRIC_UTILIZATION | XAL_METRIC_ENERGY |
                         XAL_METRIC_PCIE_REPLAYS | XAL_METRIC_MEMORY_TOTAL;
   EXPECT_EQ(m.valid & want, want);
-  EXPECT_DOUBLE_EQ(m.temperature_c, 48.5);
+  EXPECT_DOUBLE_EQ(m.temperature_c, 49.5);  // rocm-smi index 1
   EXPECT_DOUBLE_EQ(m.power_w, 250.0);
   EXPECT_DOUBLE_EQ(m.utilization_percent, 37.0);
   EXPECT_EQ(m.pcie_replays, 2u);
@@ -306,6 +306,65 @@ TEST(HipRocmSmi, SensorsOfTheMatchingDeviceAreRead) {
   unsetenv("XALSIM_SMI_FAIL");
   EXPECT_EQ(table->shutdown(backend), XAL_SUCCESS);
   unsetenv("XAL_ROCM_SMI_LIBRARY");
+}
+
+// Starts an instance on the simulated runtime and rocm-smi with `devices`
+// devices, `partitions` per card; the caller shuts it down.
+xal_backend_t* start_with_rocm_smi(const char* devices, const char* partitions) {
+  setenv("XAL_HIP_LIBRARY", XAL_HIP_SIM_PATH, 1);
+  setenv("XAL_ROCM_SMI_LIBRARY", XAL_ROCM_SMI_SIM_PATH, 1);
+  setenv("XALSIM_HIP_DEVICES", devices, 1);
+  setenv("XALSIM_HIP_PARTITIONS", partitions, 1);
+  unsetenv("XALSIM_SMI_FAIL");
+  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
+  xal_backend_t* backend = nullptr;
+  EXPECT_EQ(plugin_table()->init(&args, &backend), XAL_SUCCESS) << last_error().message;
+  unsetenv("XAL_ROCM_SMI_LIBRARY");
+  unsetenv("XALSIM_HIP_PARTITIONS");
+  setenv("XALSIM_HIP_DEVICES", "2", 1);
+  return backend;
+}
+
+// The partitions of an MI300 in CPX/DPX mode share the card's PCI address,
+// and since ROCm 6 rocm-smi adds the partition id to it (bits [31:28]):
+// each HIP device still reads its own partition's sensors.
+TEST(HipRocmSmi, EachPartitionOfACardReadsItsOwnSensors) {
+  xal_backend_t* backend = start_with_rocm_smi("4", "2");
+  ASSERT_NE(backend, nullptr);
+  const xal_backend_table_t* table = plugin_table();
+  for (uint32_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    xal_bdevice_t* device = nullptr;
+    ASSERT_EQ(table->device_get(backend, i, &device), XAL_SUCCESS);
+    xal_device_properties_t p{};
+    p.struct_size = sizeof p;
+    ASSERT_EQ(table->device_get_properties(device, &p), XAL_SUCCESS);
+    EXPECT_STREQ(p.pci_bus_id, i < 2 ? "0000:10:00.0" : "0000:11:00.0");
+    xal_device_metrics_t m{};
+    m.struct_size = sizeof m;
+    ASSERT_EQ(table->device_get_metrics(device, &m), XAL_SUCCESS);
+    ASSERT_TRUE(m.valid & XAL_METRIC_TEMPERATURE);
+    EXPECT_DOUBLE_EQ(m.temperature_c, 48.5 + i);  // rocm-smi index i
+  }
+  EXPECT_EQ(table->shutdown(backend), XAL_SUCCESS);
+}
+
+// Energy counts from init: the card's counter (1 MJ at init in the
+// simulator, as a counter from boot) adds 1 J per read.
+TEST(HipRocmSmi, EnergyCountsFromInit) {
+  xal_backend_t* backend = start_with_rocm_smi("2", "1");
+  ASSERT_NE(backend, nullptr);
+  const xal_backend_table_t* table = plugin_table();
+  xal_bdevice_t* device = nullptr;
+  ASSERT_EQ(table->device_get(backend, 1, &device), XAL_SUCCESS);
+  for (double joules : {1.0, 2.0}) {
+    xal_device_metrics_t m{};
+    m.struct_size = sizeof m;
+    ASSERT_EQ(table->device_get_metrics(device, &m), XAL_SUCCESS);
+    ASSERT_TRUE(m.valid & XAL_METRIC_ENERGY);
+    EXPECT_DOUBLE_EQ(m.energy_j, joules);
+  }
+  EXPECT_EQ(table->shutdown(backend), XAL_SUCCESS);
 }
 
 }  // namespace

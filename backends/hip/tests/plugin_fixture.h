@@ -23,6 +23,7 @@ struct HipSimulation {
   static void prepare() {
     setenv("XAL_HIP_LIBRARY", XAL_HIP_SIM_PATH, 1);
     setenv("XALSIM_HIP_DEVICES", "2", 1);
+    unsetenv("XALSIM_HIP_PARTITIONS");
   }
 };
 

@@ -34,6 +34,7 @@ namespace xal::levelzero {
 // One Level Zero driver and the context its devices share.
 struct DriverState {
   ze_driver_handle_t handle = nullptr;
+  uint32_t api_version = 0;  // zeDriverGetApiVersion (0 when it failed)
   std::mutex mutex;  // guards context, retired and the recreation
   ze_context_handle_t context = nullptr;
   // Contexts a reset replaced that still hold host allocations.
@@ -63,11 +64,13 @@ struct NativeEvent {
   std::vector<std::weak_ptr<xal_bstream_s>> waiters;
 };
 
-// Last Sysman samples, for rates (power, utilisation).
+// Last Sysman samples, for rates (power, utilisation), and the energy
+// counter at init (energy is reported since then; left out without it).
 struct SysmanSamples {
   bool have_energy = false;
   uint64_t energy_uj = 0;
   uint64_t energy_timestamp_us = 0;
+  bool have_energy_start = false;
   uint64_t energy_at_start_uj = 0;
   bool have_activity = false;
   uint64_t active_us = 0;
@@ -79,9 +82,11 @@ struct SysmanSamples {
 struct xal_backend_s {
   xal::levelzero::ZeLibrary library;
   const xal_backend_services_t* services = nullptr;
+  // Drivers with at least one GPU device; host memory lives in the first.
   std::vector<std::unique_ptr<xal::levelzero::DriverState>> drivers;
   std::vector<std::unique_ptr<xal_bdevice_s>> devices;
   std::string api_version;
+  std::string skipped;  // drivers left out at init, and why (describe's note)
   uint64_t sync_timeout_ns = UINT64_MAX;
   // Guards host_allocations; taken before a DriverState's mutex.
   std::mutex host_mutex;
@@ -104,7 +109,7 @@ struct xal_bstream_s : std::enable_shared_from_this<xal_bstream_s> {
   ze_command_list_handle_t list = nullptr;
   ze_event_pool_handle_t pool = nullptr;
   ze_event_handle_t sync_event = nullptr;  // signalled by synchronize/query
-  bool explicit_order = false;  // in-order flag refused: barrier after each op
+  bool explicit_order = false;  // no in-order flag: a barrier after each op
   uint64_t generation = 0;
   std::mutex mutex;  // guards the list's appends and the flags below
   bool fence_pending = false;  // a barrier signalling sync_event is queued
@@ -155,6 +160,7 @@ struct xal_bdevice_s {
   ze_device_handle_t root = nullptr;  // Sysman reads the root card
   uint32_t compute_ordinal = 0;
   ze_device_properties_t properties{};
+  double ns_per_tick = 1.0;  // of kernel timestamps, from timerResolution
   uint64_t memory_bytes = 0;
   uint32_t memory_clock_mhz = 0;
   uint32_t memory_bus_width_bits = 0;

@@ -103,6 +103,11 @@ void retry_host_leftovers(xal_backend_s* backend, ze_context_handle_t ending);
 xal_status_t append_copy(xal_bstream_s* stream, void* dst, const void* src,
                          size_t bytes, const char* what);
 
+// sysman.cpp: reads the energy counter that device_get_metrics reports
+// energy from (energy since init); without it energy is left out. Called
+// once per device at init, before any other thread uses it.
+void sysman_start(xal_bdevice_s* device);
+
 // native_events.cpp: native events and their retirement (see NativeEvent)
 // A native event in a pool of its own, visible to every device of the
 // driver (with kernel timestamps when `timing`). Thread-safe.

@@ -255,9 +255,7 @@ xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
     // The counter may wrap once between the two events.
     const uint64_t wrap = bits >= 64 ? 0 : (uint64_t{1} << bits);
     const uint64_t delta = to >= from ? to - from : to + wrap - from;
-    // timerResolution is in nanoseconds per tick for this properties type.
-    const double ns = static_cast<double>(delta) *
-                      static_cast<double>(device->properties.timerResolution);
+    const double ns = static_cast<double>(delta) * device->ns_per_tick;
     *out_ms = static_cast<float>(ns / 1e6);
     return XAL_SUCCESS;
   });

@@ -45,15 +45,34 @@ void release_all(xal_backend_s* backend) {
   }
 }
 
-// Fills the cached description of a device; false (with the status
-// reported) when the driver refuses.
-xal_status_t describe_device(xal_bdevice_s* device) {
-  const ZeApi& api = device->backend->api();
-  device->properties.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
-  if (ze_result_t r = api.zeDeviceGetProperties(device->handle, &device->properties);
+// Why a driver is left out: the call that failed and its code.
+std::string failure(ze_result_t result, const char* what) {
+  char code[32];
+  std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(result));
+  return std::string(what) + " failed: " + map_status(result).name + " (" + code + ")";
+}
+
+// Reads the device's properties; "" or why it failed. From API 1.2 on,
+// timerResolution comes as cycles per second (the 1.0 type gives whole ns,
+// which truncates 52.083 ns to 52 and gives 0 above 1 GHz).
+std::string read_properties(xal_bdevice_s* device) {
+  const bool hertz = device->driver->api_version >= ZE_API_VERSION_1_2;
+  device->properties.stype =
+      hertz ? ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2 : ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  if (ze_result_t r = device->backend->api().zeDeviceGetProperties(device->handle,
+                                                                   &device->properties);
       r != ZE_RESULT_SUCCESS) {
-    return unavailable(r, "zeDeviceGetProperties");
+    return failure(r, "zeDeviceGetProperties");
   }
+  const auto resolution = static_cast<double>(device->properties.timerResolution);
+  device->ns_per_tick = !hertz ? resolution : resolution > 0 ? 1e9 / resolution : 0.0;
+  return "";
+}
+
+// Fills the rest of the cached description of a device: memory and the
+// compute queue group; "" or why it failed.
+std::string describe_device(xal_bdevice_s* device) {
+  const ZeApi& api = device->backend->api();
   uint32_t count = 0;
   if (api.zeDeviceGetMemoryProperties(device->handle, &count, nullptr) ==
           ZE_RESULT_SUCCESS &&
@@ -78,7 +97,7 @@ xal_status_t describe_device(xal_bdevice_s* device) {
   if (ze_result_t r = api.zeDeviceGetCommandQueueGroupProperties(
           device->handle, &count, nullptr);
       r != ZE_RESULT_SUCCESS) {
-    return unavailable(r, "zeDeviceGetCommandQueueGroupProperties");
+    return failure(r, "zeDeviceGetCommandQueueGroupProperties");
   }
   std::vector<ze_command_queue_group_properties_t> groups(count);
   for (auto& group : groups) {
@@ -87,30 +106,33 @@ xal_status_t describe_device(xal_bdevice_s* device) {
   if (ze_result_t r = api.zeDeviceGetCommandQueueGroupProperties(
           device->handle, &count, groups.data());
       r != ZE_RESULT_SUCCESS) {
-    return unavailable(r, "zeDeviceGetCommandQueueGroupProperties");
+    return failure(r, "zeDeviceGetCommandQueueGroupProperties");
   }
   for (uint32_t i = 0; i < count; ++i) {
     if (groups[i].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) {
       device->compute_ordinal = i;
-      return XAL_SUCCESS;
+      return "";
     }
   }
-  return report(XAL_ERROR_BACKEND_UNAVAILABLE, 0, nullptr,
-                "Level Zero device has no compute queue group");
+  return "a device has no compute queue group";
 }
 
-xal_status_t add_devices(xal_backend_s* backend, DriverState* driver,
-                         bool sub_devices) {
+// The GPU devices of `driver` (its sub-devices with `sub_devices`) into
+// `out`; "" or why the driver cannot be used. Devices of other types (an
+// NPU's, when the loader lists one despite ZE_INIT_FLAG_GPU_ONLY) are left
+// out.
+std::string find_devices(xal_backend_s* backend, DriverState* driver, bool sub_devices,
+                         std::vector<std::unique_ptr<xal_bdevice_s>>* out) {
   const ZeApi& api = backend->api();
   uint32_t count = 0;
   if (ze_result_t r = api.zeDeviceGet(driver->handle, &count, nullptr);
       r != ZE_RESULT_SUCCESS) {
-    return unavailable(r, "zeDeviceGet");
+    return failure(r, "zeDeviceGet");
   }
   std::vector<ze_device_handle_t> roots(count);
   if (ze_result_t r = api.zeDeviceGet(driver->handle, &count, roots.data());
       r != ZE_RESULT_SUCCESS) {
-    return unavailable(r, "zeDeviceGet");
+    return failure(r, "zeDeviceGet");
   }
   for (ze_device_handle_t root : roots) {
     std::vector<ze_device_handle_t> handles{root};
@@ -121,7 +143,7 @@ xal_status_t add_devices(xal_backend_s* backend, DriverState* driver,
       handles.resize(subs);
       if (ze_result_t r = api.zeDeviceGetSubDevices(root, &subs, handles.data());
           r != ZE_RESULT_SUCCESS) {
-        return unavailable(r, "zeDeviceGetSubDevices");
+        return failure(r, "zeDeviceGetSubDevices");
       }
     }
     for (ze_device_handle_t handle : handles) {
@@ -130,15 +152,45 @@ xal_status_t add_devices(xal_backend_s* backend, DriverState* driver,
       device->driver = driver;
       device->handle = handle;
       device->root = root;
-      device->index = static_cast<uint32_t>(backend->devices.size());
-      if (xal_status_t s = describe_device(device.get()); s != XAL_SUCCESS) {
-        return s;
-      }
-      driver->devices.push_back(device.get());
-      backend->devices.push_back(std::move(device));
+      if (std::string why = read_properties(device.get()); !why.empty()) return why;
+      if (device->properties.type != ZE_DEVICE_TYPE_GPU) break;  // nor its tiles
+      if (std::string why = describe_device(device.get()); !why.empty()) return why;
+      out->push_back(std::move(device));
     }
   }
-  return XAL_SUCCESS;
+  return "";
+}
+
+// Adds a driver with its context and GPU devices; "" or why it is left out
+// (nothing of it is kept then).
+std::string add_driver(xal_backend_s* backend, ze_driver_handle_t handle,
+                       bool sub_devices) {
+  const ZeApi& api = backend->api();
+  auto driver = std::make_unique<DriverState>();
+  driver->handle = handle;
+  ze_api_version_t version{};
+  if (api.zeDriverGetApiVersion(handle, &version) == ZE_RESULT_SUCCESS) {
+    driver->api_version = static_cast<uint32_t>(version);
+  }
+  ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  if (ze_result_t r = api.zeContextCreate(handle, &desc, &driver->context);
+      r != ZE_RESULT_SUCCESS) {
+    return failure(r, "zeContextCreate");
+  }
+  std::vector<std::unique_ptr<xal_bdevice_s>> devices;
+  std::string why = find_devices(backend, driver.get(), sub_devices, &devices);
+  if (why.empty() && devices.empty()) why = "no GPU devices";
+  if (!why.empty()) {
+    (void)api.zeContextDestroy(driver->context);
+    return why;
+  }
+  for (auto& device : devices) {
+    device->index = static_cast<uint32_t>(backend->devices.size());
+    driver->devices.push_back(device.get());
+    backend->devices.push_back(std::move(device));
+  }
+  backend->drivers.push_back(std::move(driver));
+  return "";
 }
 
 }  // namespace
@@ -161,7 +213,8 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
     // Device handles double as Sysman handles when this is set before zeInit.
     setenv("ZES_ENABLE_SYSMAN", "1", 0);
     const ZeApi& api = backend->api();
-    if (ze_result_t r = api.zeInit(0); r != ZE_RESULT_SUCCESS) {
+    // GPU drivers only: an NPU (VPU) driver has none of what xal needs.
+    if (ze_result_t r = api.zeInit(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS) {
       return unavailable(r, "zeInit",
                          " in " + backend->library.path() +
                              " (no Level Zero driver installed?)");
@@ -179,42 +232,38 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
       }
     }
     const bool sub_devices = config(args->services, "XAL_LEVELZERO_SUBDEVICES") == "1";
-    for (ze_driver_handle_t handle : drivers) {
-      auto driver = std::make_unique<DriverState>();
-      driver->handle = handle;
-      ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
-      if (ze_result_t r = api.zeContextCreate(handle, &desc, &driver->context);
-          r != ZE_RESULT_SUCCESS) {
-        release_all(backend.get());
-        return unavailable(r, "zeContextCreate");
-      }
-      DriverState* raw = driver.get();
-      backend->drivers.push_back(std::move(driver));
-      if (xal_status_t s = add_devices(backend.get(), raw, sub_devices);
-          s != XAL_SUCCESS) {
-        release_all(backend.get());
-        return s;
+    // A driver that fails is left out (and named in describe's note); the
+    // others still serve.
+    for (uint32_t i = 0; i < driver_count; ++i) {
+      if (std::string why = add_driver(backend.get(), drivers[i], sub_devices); !why.empty()) {
+        if (!backend->skipped.empty()) backend->skipped += "; ";
+        backend->skipped += "driver " + std::to_string(i) + " skipped: " + why;
       }
     }
     if (backend->devices.empty()) {
       release_all(backend.get());
       return report(XAL_ERROR_BACKEND_UNAVAILABLE, 0, nullptr,
                     "the Level Zero loader " + backend->library.path() +
-                        " reports no devices (" +
-                        std::to_string(driver_count) + " drivers)");
+                        " reports no devices (" + std::to_string(driver_count) +
+                        " drivers" + (backend->skipped.empty() ? "" : "; ") +
+                        backend->skipped + ")");
     }
-    ze_api_version_t version{};
-    if (api.zeDriverGetApiVersion(drivers[0], &version) == ZE_RESULT_SUCCESS) {
-      backend->api_version = "Level Zero " + std::to_string(ZE_MAJOR_VERSION(version)) +
-                             "." + std::to_string(ZE_MINOR_VERSION(version));
+    for (auto& device : backend->devices) sysman_start(device.get());
+    const DriverState& first = *backend->drivers.front();
+    if (first.api_version != 0) {
+      backend->api_version = "Level Zero " +
+                             std::to_string(ZE_MAJOR_VERSION(first.api_version)) + "." +
+                             std::to_string(ZE_MINOR_VERSION(first.api_version));
     }
     ze_driver_properties_t driver_props{ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES};
-    if (api.zeDriverGetProperties(drivers[0], &driver_props) == ZE_RESULT_SUCCESS) {
+    if (api.zeDriverGetProperties(first.handle, &driver_props) == ZE_RESULT_SUCCESS) {
       backend->api_version += ", driver " + std::to_string(driver_props.driverVersion);
     }
     const std::string timeout = config(args->services, "XAL_LEVELZERO_SYNC_TIMEOUT_MS");
     if (auto ms = common::parse_uint(timeout); ms && *ms > 0) {
-      backend->sync_timeout_ns = *ms * 1000000ull;
+      // Saturated: more than UINT64_MAX ns (585 years) is forever.
+      constexpr uint64_t kMaxMs = UINT64_MAX / 1000000ull;
+      backend->sync_timeout_ns = *ms > kMaxMs ? UINT64_MAX : *ms * 1000000ull;
     }
     *out_backend = backend.release();
     return XAL_SUCCESS;
@@ -242,6 +291,8 @@ xal_status_t backend_describe(xal_backend_t* backend,
       note = "simulated driver (" + backend->library.simulated_note() + "), " + note;
     }
     note += "; collectives through the core (oneCCL has no C API)";
+    // Drivers left out at init next (a note is 255 characters).
+    if (!backend->skipped.empty()) note = backend->skipped + "; " + note;
     // What this backend has been run on, first so that it is never cut.
     note = std::string(kSupportNote) + "; " + note;
     common::copy_string(out->note, note);

@@ -90,13 +90,13 @@ xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
   });
 }
 
-// Host memory in the first driver's current context. The host lock is held
-// throughout, so that a reset cannot retire or destroy the context
-// meanwhile. Thread-safe.
+// Host memory in the current context of the first device's driver (a GPU
+// driver: init keeps no other). The host lock is held throughout, so that a
+// reset cannot retire or destroy the context meanwhile. Thread-safe.
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
                         void** out_ptr) {
   return guarded("levelzero host_alloc", [&]() -> xal_status_t {
-    DriverState* driver = backend->drivers.front().get();
+    DriverState* driver = backend->devices.front()->driver;
     ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     if ((flags & XAL_HOST_ALLOC_WRITE_COMBINED) != 0) {
       desc.flags |= ZE_HOST_MEM_ALLOC_FLAG_BIAS_WRITE_COMBINED;

@@ -72,13 +72,19 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
   });
 }
 
-// Releases the module even when the driver refuses to destroy it (and
-// returns that error): the core forgets a module whatever this returns, so
-// nothing may call it again. Thread-safe.
+// Waits for the device's streams first (launches of the module may be
+// queued on any of them, and the spec forbids destroying a kernel or module
+// the device may still use), unless the device is lost. When that wait
+// fails (e.g. XAL_ERROR_TIMEOUT) the module is kept, to be destroyed at the
+// device's reset or at shutdown, and the error returned. Else it is
+// released even when the driver refuses to destroy it (that error is
+// returned): the core forgets a module whatever this returns, so nothing
+// may call it again. Thread-safe.
 xal_status_t module_unload(xal_bmodule_t* module) {
   return guarded("levelzero module_unload", [&]() -> xal_status_t {
     xal_bdevice_s* device = module->device;
     std::unique_ptr<xal_bmodule_s> owned;
+    std::vector<std::shared_ptr<xal_bstream_s>> streams;
     {
       std::lock_guard lock(device->mutex);
       owned = support::take(device->modules, module);
@@ -87,6 +93,20 @@ xal_status_t module_unload(xal_bmodule_t* module) {
                       "not a live Level Zero module");
       }
       if (owned->generation != device->generation) return XAL_SUCCESS;
+      if (device->sticky.healthy()) {
+        for (const auto& [key, stream] : device->streams) {
+          if (stream->generation == device->generation) streams.push_back(stream);
+        }
+      }
+    }
+    for (const auto& stream : streams) {
+      const xal_status_t s = stream_fence(stream.get(), true);
+      std::lock_guard lock(device->mutex);
+      if (s != XAL_SUCCESS && device->sticky.healthy() &&
+          owned->generation == device->generation) {
+        device->modules.emplace(module, std::move(owned));  // for reset or shutdown
+        return s;
+      }
     }
     const ZeApi& api = device->backend->api();
     for (const auto& kernel : owned->kernels) (void)api.zeKernelDestroy(kernel->handle);
@@ -138,6 +158,11 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
     if (arg_count > 0 && config->arg_sizes == nullptr) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "kernel_launch: Level Zero needs xal_launch_config_t.arg_sizes");
+    }
+    if (config->shared_memory_bytes != 0) {
+      return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
+                    "kernel_launch: Level Zero has no dynamic shared memory per launch "
+                    "(local memory is sized per __local kernel argument)");
     }
     xal_bdevice_s* device = stream->device;
     if (xal_status_t s = enter(device, stream->generation, "the stream");

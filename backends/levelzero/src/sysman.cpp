@@ -41,22 +41,28 @@ void read_memory(const ZeApi& api, zes_device_handle_t h, xal_device_metrics_t* 
   }
 }
 
+// The energy counter of the first power domain (the card's).
+bool energy_counter(const ZeApi& api, zes_device_handle_t h,
+                    zes_power_energy_counter_t* out) {
+  auto domains = enumerate<zes_pwr_handle_t>(api.zesDeviceEnumPowerDomains, h);
+  return !domains.empty() && api.zesPowerGetEnergyCounter != nullptr &&
+         api.zesPowerGetEnergyCounter(domains.front(), out) == ZE_RESULT_SUCCESS;
+}
+
+// Power from the last two samples; energy since init (sysman_start).
 void read_power(const ZeApi& api, zes_device_handle_t h, SysmanSamples& samples,
                 xal_device_metrics_t* out) {
-  auto domains = enumerate<zes_pwr_handle_t>(api.zesDeviceEnumPowerDomains, h);
-  if (domains.empty() || api.zesPowerGetEnergyCounter == nullptr) return;
   zes_power_energy_counter_t counter{};
-  if (api.zesPowerGetEnergyCounter(domains.front(), &counter) != ZE_RESULT_SUCCESS) {
-    return;
-  }
+  if (!energy_counter(api, h, &counter)) return;
   if (samples.have_energy && counter.timestamp > samples.energy_timestamp_us) {
     out->power_w = static_cast<double>(counter.energy - samples.energy_uj) /
                    static_cast<double>(counter.timestamp - samples.energy_timestamp_us);
     out->valid |= XAL_METRIC_POWER;
   }
-  if (!samples.have_energy) samples.energy_at_start_uj = counter.energy;
-  out->energy_j = static_cast<double>(counter.energy - samples.energy_at_start_uj) / 1e6;
-  out->valid |= XAL_METRIC_ENERGY;
+  if (samples.have_energy_start && counter.energy >= samples.energy_at_start_uj) {
+    out->energy_j = static_cast<double>(counter.energy - samples.energy_at_start_uj) / 1e6;
+    out->valid |= XAL_METRIC_ENERGY;
+  }
   samples.have_energy = true;
   samples.energy_uj = counter.energy;
   samples.energy_timestamp_us = counter.timestamp;
@@ -119,8 +125,18 @@ void read_ras(const ZeApi& api, zes_device_handle_t h, xal_device_metrics_t* out
         api.zesRasGetState(set, 0, &state) != ZE_RESULT_SUCCESS) {
       continue;
     }
+    // Hardware errors only, by the categories of zes_ras_error_cat_t:
+    // COMPUTE_ERRORS (compute hardware), NON_COMPUTE_ERRORS (fixed-function
+    // hardware) and CACHE_ERRORS (L1/L3, register file, SLM, sampler). Not
+    // RESET (engine resets the driver attempted), PROGRAMMING_ERRORS
+    // (exceptions raised by how workloads program the hardware),
+    // DRIVER_ERRORS (driver communication) nor DISPLAY_ERRORS.
     uint64_t total = 0;
-    for (uint64_t count : state.category) total += count;
+    for (zes_ras_error_cat_t category :
+         {ZES_RAS_ERROR_CAT_COMPUTE_ERRORS, ZES_RAS_ERROR_CAT_NON_COMPUTE_ERRORS,
+          ZES_RAS_ERROR_CAT_CACHE_ERRORS}) {
+      total += state.category[category];
+    }
     if (properties.type == ZES_RAS_ERROR_TYPE_CORRECTABLE) {
       out->ecc_corrected += total;
       out->valid |= XAL_METRIC_ECC_CORRECTED;
@@ -155,6 +171,15 @@ void read_clocks(const ZeApi& api, zes_device_handle_t h, xal_device_metrics_t* 
 }
 
 }  // namespace
+
+void sysman_start(xal_bdevice_s* device) {
+  zes_power_energy_counter_t counter{};
+  if (energy_counter(device->backend->api(),
+                     reinterpret_cast<zes_device_handle_t>(device->root), &counter)) {
+    device->samples.have_energy_start = true;
+    device->samples.energy_at_start_uj = counter.energy;
+  }
+}
 
 xal_status_t device_get_metrics(xal_bdevice_t* device,
                                 xal_device_metrics_t* out) {

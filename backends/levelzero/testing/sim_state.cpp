@@ -1,6 +1,7 @@
 #include "sim_state.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 namespace xalsim {
@@ -21,6 +22,15 @@ uint64_t now_ns() {
                                    .count());
 }
 
+uint64_t timer_ticks(State& s) {
+  const uint64_t fixed = s.fixed_clock_ns.load();
+  const uint64_t ns = fixed != 0 ? fixed : now_ns();
+  // long double: exact for the test's fixed times, close enough otherwise.
+  return static_cast<uint64_t>(static_cast<long double>(ns) * s.timer_hz.load() / 1e9L);
+}
+
+bool npu_listed(const State& s) { return s.npu == 2 || (s.npu == 1 && !s.gpu_only); }
+
 void configure(State& s) {
   auto number = [](const char* name, unsigned long long fallback) {
     const char* text = std::getenv(name);
@@ -31,8 +41,15 @@ void configure(State& s) {
   s.memory = number("XALSIM_ZE_MEMORY", 1ull << 30);
   s.max_alloc = number("XALSIM_ZE_MAX_ALLOC", s.memory);
   const size_t drivers = number("XALSIM_ZE_DRIVERS", 1) >= 2 ? 2 : 1;
-  const std::string text =
-      std::to_string(roots) + "/" + std::to_string(subs) + "/" + std::to_string(drivers);
+  s.npu = static_cast<int>(number("XALSIM_ZE_NPU", 0));
+  const char* version = std::getenv("XALSIM_ZE_API_VERSION");
+  unsigned major = 1, minor = 7;
+  if (version != nullptr) (void)std::sscanf(version, "%u.%u", &major, &minor);
+  s.api_version = ZE_MAKE_VERSION(major, minor);
+  s.timer_hz = static_cast<double>(number("XALSIM_ZE_TIMER_HZ", 1000000000));
+  s.ras_soft = number("XALSIM_ZE_RAS_SOFT", 0);
+  const std::string text = std::to_string(roots) + "/" + std::to_string(subs) + "/" +
+                           std::to_string(drivers) + "/" + std::to_string(s.npu);
   s.initialised = true;
   if (text == s.configured) return;
   s.configured = text;
@@ -60,6 +77,13 @@ void configure(State& s) {
       s.devices[r]->subs.push_back(device.get());
       s.devices.push_back(std::move(device));
     }
+  }
+  if (s.npu != 0) {
+    auto device = std::make_unique<_ze_device_handle_t>();
+    device->index = static_cast<int>(s.devices.size());
+    device->driver = kNpuDriver;
+    device->npu = true;
+    s.devices.push_back(std::move(device));
   }
   s.used.assign(s.devices.size(), 0);
   for (size_t i = 0; i < s.devices.size(); ++i) {
@@ -93,6 +117,7 @@ int driver_index(State& s, ze_driver_handle_t driver) {
   for (size_t i = 0; i < s.driver_count; ++i) {
     if (driver == &s.drivers[i]) return static_cast<int>(i);
   }
+  if (npu_listed(s) && driver == &s.drivers[kNpuDriver]) return kNpuDriver;
   return -1;
 }
 

@@ -33,16 +33,18 @@ bool valid_device(xalsim::State& s, ze_device_handle_t device) {
 
 }  // namespace
 
-SIM_EXPORT ze_result_t zeInit(ze_init_flags_t) {
+SIM_EXPORT ze_result_t zeInit(ze_init_flags_t flags) {
   xalsim::State& s = xalsim::state();
   std::lock_guard lock(s.mutex);
   xalsim::configure(s);
+  s.gpu_only = (flags & ZE_INIT_FLAG_GPU_ONLY) != 0;
   return static_cast<ze_result_t>(s.faults.next("XALSIM_ZE_FAIL", "zeInit"));
 }
 
 SIM_EXPORT ze_result_t zeDriverGet(uint32_t* count, ze_driver_handle_t* drivers) {
   SIM_BEGIN("zeDriverGet", false);
   std::vector<ze_driver_handle_t> all;
+  if (xalsim::npu_listed(s)) all.push_back(&s.drivers[xalsim::kNpuDriver]);  // first
   for (size_t i = 0; i < s.driver_count; ++i) all.push_back(&s.drivers[i]);
   return fill_list(count, drivers, all);
 }
@@ -50,7 +52,7 @@ SIM_EXPORT ze_result_t zeDriverGet(uint32_t* count, ze_driver_handle_t* drivers)
 SIM_EXPORT ze_result_t zeDriverGetApiVersion(ze_driver_handle_t, ze_api_version_t* v) {
   SIM_BEGIN("zeDriverGetApiVersion", false);
   if (v == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  *v = ZE_API_VERSION_1_4;
+  *v = static_cast<ze_api_version_t>(s.api_version);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -69,8 +71,8 @@ SIM_EXPORT ze_result_t zeDeviceGet(ze_driver_handle_t driver, uint32_t* count,
   const int index = xalsim::driver_index(s, driver);
   if (index < 0) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::vector<ze_device_handle_t> roots;
-  for (size_t i = 0; i < s.roots; ++i) {
-    if (s.devices[i]->driver == index) roots.push_back(s.devices[i].get());
+  for (const auto& device : s.devices) {
+    if (device->root < 0 && device->driver == index) roots.push_back(device.get());
   }
   return fill_list(count, devices, roots);
 }
@@ -87,7 +89,7 @@ SIM_EXPORT ze_result_t zeDeviceGetProperties(ze_device_handle_t device,
   SIM_BEGIN("zeDeviceGetProperties", false);
   if (!valid_device(s, device)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  p->type = ZE_DEVICE_TYPE_GPU;
+  p->type = device->npu ? ZE_DEVICE_TYPE_VPU : ZE_DEVICE_TYPE_GPU;
   p->vendorId = 0x8086;
   p->deviceId = 0x0bd5;
   p->flags = device->root >= 0 ? ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE : 0;
@@ -99,7 +101,11 @@ SIM_EXPORT ze_result_t zeDeviceGetProperties(ze_device_handle_t device,
   p->numSlices = 1;
   p->numSubslicesPerSlice = 64;
   p->numEUsPerSubslice = 8;
-  p->timerResolution = 1;  // ns per tick
+  // Cycles per second for the 1.2 structure type, else whole ns per tick.
+  const double hz = s.timer_hz;
+  p->timerResolution = p->stype == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2
+                           ? static_cast<uint64_t>(hz)
+                           : static_cast<uint64_t>(1e9 / hz);
   p->timestampValidBits = 64;
   p->kernelTimestampValidBits = 32;
   for (int i = 0; i < ZE_MAX_DEVICE_UUID_SIZE; ++i) {
@@ -107,8 +113,9 @@ SIM_EXPORT ze_result_t zeDeviceGetProperties(ze_device_handle_t device,
   }
   p->uuid.id[ZE_MAX_DEVICE_UUID_SIZE - 1] = static_cast<uint8_t>(device->index);
   std::snprintf(p->name, sizeof p->name,
-                device->root >= 0 ? "Intel Data Center GPU Max 1550 (simulated %d, tile)"
-                                  : "Intel Data Center GPU Max 1550 (simulated %d)",
+                device->npu         ? "Intel NPU (simulated %d)"
+                : device->root >= 0 ? "Intel Data Center GPU Max 1550 (simulated %d, tile)"
+                                    : "Intel Data Center GPU Max 1550 (simulated %d)",
                 device->index);
   return ZE_RESULT_SUCCESS;
 }
@@ -170,10 +177,10 @@ SIM_EXPORT ze_result_t zeDevicePciGetPropertiesExt(ze_device_handle_t device,
 SIM_EXPORT ze_result_t zeContextCreate(ze_driver_handle_t driver, const ze_context_desc_t*,
                                        ze_context_handle_t* context) {
   SIM_BEGIN("zeContextCreate", false);
-  if (xalsim::driver_index(s, driver) < 0 || context == nullptr) {
-    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  }
+  const int index = xalsim::driver_index(s, driver);
+  if (index < 0 || context == nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   *context = xalsim::make<_ze_context_handle_t>(s);
+  (*context)->driver = index;
   ++s.live_contexts;
   s.lost = false;  // a fresh context after a lost one works again
   return ZE_RESULT_SUCCESS;
@@ -252,6 +259,10 @@ SIM_EXPORT ze_result_t zeMemAllocHost(ze_context_handle_t context,
                                       const ze_host_mem_alloc_desc_t*, size_t size,
                                       size_t alignment, void** out) {
   SIM_BEGIN("zeMemAllocHost", true);
+  // The simulated NPU driver has no host USM.
+  if (xalsim::live(s, context) && context->driver == xalsim::kNpuDriver) {
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+  }
   return allocate(s, context, size, alignment, -1, out);
 }
 

@@ -1,6 +1,7 @@
 // Simulated Level Zero immediate command lists, events, copies, fills,
-// SPIR-V modules and kernels. Each list runs its commands in order on its
-// own worker thread.
+// SPIR-V modules and kernels. Each list runs its commands on its own worker
+// thread: in order when created with the in-order flag, else only barriers
+// and waits order them (see _ze_command_list_handle_t).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,27 +15,59 @@
 
 namespace {
 
+// Queues the list's deferred commands (see _ze_command_list_handle_t), last
+// first. The caller holds the simulator's lock.
+void flush(ze_command_list_handle_t list) {
+  for (auto it = list->deferred.rbegin(); it != list->deferred.rend(); ++it) {
+    list->worker->enqueue(std::move(*it));
+  }
+  list->deferred.clear();
+}
+
 // Runs `work` on the list's worker, then signals `event` (if any). The
 // events it signals or waits on (`uses`) count it as queued until it ran.
+// An `ordering` command (barrier, wait) runs after every command appended
+// before it; on a list that is not in order other commands are deferred.
 void submit(xalsim::State& s, ze_command_list_handle_t list, ze_event_handle_t event,
             std::function<void()> work,
-            std::vector<std::shared_ptr<_ze_event_handle_t>> uses = {}) {
+            std::vector<std::shared_ptr<_ze_event_handle_t>> uses = {},
+            bool ordering = false) {
   std::shared_ptr<_ze_event_handle_t> shared;
   if (event != nullptr && xalsim::live(s, event)) shared = xalsim::share(s, event);
   for (const auto& used : uses) ++used->queued;
   if (shared) ++shared->queued;
-  list->worker->enqueue([&s, shared, uses, work = std::move(work)] {
+  std::function<void()> task = [&s, shared, uses, work = std::move(work)] {
     if (work) work();
     for (const auto& used : uses) --used->queued;
     if (shared) {
       --shared->queued;  // before the signal that lets the host destroy it
-      shared->timestamp = xalsim::now_ns();
+      shared->timestamp = xalsim::timer_ticks(s);
       {
         std::lock_guard lock(s.event_mutex);
         shared->signaled = true;
       }
       s.event_done.notify_all();
     }
+  };
+  if (!list->in_order && !ordering) {
+    list->deferred.push_back(std::move(task));
+    return;
+  }
+  flush(list);
+  list->worker->enqueue(std::move(task));
+}
+
+// Submits a launch of `kernel` running `work`: the kernel and its module
+// count it as queued until it ran.
+void launch(xalsim::State& s, ze_command_list_handle_t list, ze_kernel_handle_t kernel,
+            ze_event_handle_t event, std::function<void()> work) {
+  std::shared_ptr<_ze_kernel_handle_t> launched = xalsim::share(s, kernel);
+  ++launched->queued;
+  ++launched->module->queued;
+  submit(s, list, event, [launched, work = std::move(work)] {
+    if (work) work();
+    --launched->module->queued;
+    --launched->queued;
   });
 }
 
@@ -63,13 +96,16 @@ SIM_EXPORT ze_result_t zeCommandListCreateImmediate(ze_context_handle_t context,
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
   if (desc->ordinal >= 2) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-  // A driver older than Level Zero 1.7 refuses ZE_COMMAND_QUEUE_FLAG_IN_ORDER.
-  if ((desc->flags & 2u) != 0 && xalsim::env_flag("XALSIM_ZE_NO_IN_ORDER")) {
+  const bool in_order_flag = (desc->flags & 2u) != 0;  // ZE_COMMAND_QUEUE_FLAG_IN_ORDER
+  // XALSIM_ZE_NO_IN_ORDER: a driver that refuses the flag it does not know;
+  // below API 1.7 a driver that accepts it and ignores it.
+  if (in_order_flag && xalsim::env_flag("XALSIM_ZE_NO_IN_ORDER")) {
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   }
   auto* list = xalsim::make<_ze_command_list_handle_t>(s);
   ++s.live_lists;
   list->device = device;
+  list->in_order = in_order_flag && s.api_version >= ZE_MAKE_VERSION(1, 7);
   *out = list;
   return ZE_RESULT_SUCCESS;
 }
@@ -78,6 +114,7 @@ SIM_EXPORT ze_result_t zeCommandListDestroy(ze_command_list_handle_t list) {
   SIM_BEGIN("zeCommandListDestroy", false);
   if (!xalsim::live(s, list)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   std::shared_ptr<_ze_command_list_handle_t> owned = xalsim::share(s, list);
+  flush(list);
   xalsim::destroy(s, list);
   --s.live_lists;
   lock.unlock();
@@ -90,7 +127,7 @@ SIM_EXPORT ze_result_t zeCommandListAppendBarrier(ze_command_list_handle_t list,
                                                   ze_event_handle_t*) {
   SIM_BEGIN("zeCommandListAppendBarrier", true);
   if (!list_ok(s, list)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-  submit(s, list, event, nullptr);
+  submit(s, list, event, nullptr, {}, true);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -120,7 +157,7 @@ SIM_EXPORT ze_result_t zeCommandListAppendWaitOnEvents(ze_command_list_handle_t 
           s.event_done.wait(lock, [&] { return event->signaled.load(); });
         }
       },
-      waits);
+      waits, true);
   return ZE_RESULT_SUCCESS;
 }
 
@@ -231,6 +268,7 @@ SIM_EXPORT ze_result_t zeEventHostSynchronize(ze_event_handle_t event, uint64_t 
     --s.held_waits;
   }
   ++s.host_waiting;
+  s.last_wait_timeout = timeout;
   bool signaled = true;
   if (timeout == UINT64_MAX) {
     s.event_done.wait(event_lock, done);
@@ -250,6 +288,13 @@ SIM_EXPORT int xalsim_ze_host_waiting() {
   return s.host_waiting;
 }
 
+// Test hook: the timeout (ns) of the last zeEventHostSynchronize.
+SIM_EXPORT uint64_t xalsim_ze_last_wait_timeout() {
+  xalsim::State& s = xalsim::state();
+  std::lock_guard lock(s.event_mutex);
+  return s.last_wait_timeout;
+}
+
 SIM_EXPORT void xalsim_ze_signal_every_event() {
   xalsim::State& s = xalsim::state();
   {
@@ -261,13 +306,18 @@ SIM_EXPORT void xalsim_ze_signal_every_event() {
 }
 
 // Test hooks: how many contexts (kind 0), command lists (kind 1) or events
-// (kind 2) are live, and how many destroys XALSIM_ZE_STRICT_EVENTS counted.
+// (kind 2) are live, and how many destroys XALSIM_ZE_STRICT_EVENTS counted
+// (of events, pools, kernels and modules still used by queued commands).
 SIM_EXPORT int xalsim_ze_live_objects(int kind) {
   xalsim::State& s = xalsim::state();
   std::lock_guard lock(s.mutex);
   if (kind == 0) return s.live_contexts;
   return kind == 1 ? s.live_lists : static_cast<int>(s.events.size());
 }
+
+// Test hook: stamps events with this time in ns from now on (0: the host
+// clock again).
+SIM_EXPORT void xalsim_ze_set_clock_ns(uint64_t ns) { xalsim::state().fixed_clock_ns = ns; }
 
 SIM_EXPORT int xalsim_ze_event_misuses() {
   xalsim::State& s = xalsim::state();
@@ -366,7 +416,13 @@ SIM_EXPORT ze_result_t zeModuleCreate(ze_context_handle_t context, ze_device_han
 
 SIM_EXPORT ze_result_t zeModuleDestroy(ze_module_handle_t module) {
   SIM_BEGIN("zeModuleDestroy", false);
-  return xalsim::destroy(s, module) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!xalsim::live(s, module)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (const int queued = module->queued; queued > 0) {
+    misuse(s, "zeModuleDestroy: " + std::to_string(queued) +
+                  " launch(es) of its kernels still queued");
+  }
+  xalsim::destroy(s, module);
+  return ZE_RESULT_SUCCESS;
 }
 
 SIM_EXPORT ze_result_t zeModuleBuildLogGetString(ze_module_build_log_handle_t log,
@@ -398,6 +454,7 @@ SIM_EXPORT ze_result_t zeKernelCreate(ze_module_handle_t module, const ze_kernel
     if (name == desc->pKernelName) {
       auto* kernel = xalsim::make<_ze_kernel_handle_t>(s);
       kernel->name = name;
+      kernel->module = xalsim::share(s, module);
       *out = kernel;
       return ZE_RESULT_SUCCESS;
     }
@@ -407,7 +464,12 @@ SIM_EXPORT ze_result_t zeKernelCreate(ze_module_handle_t module, const ze_kernel
 
 SIM_EXPORT ze_result_t zeKernelDestroy(ze_kernel_handle_t kernel) {
   SIM_BEGIN("zeKernelDestroy", false);
-  return xalsim::destroy(s, kernel) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (!xalsim::live(s, kernel)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (const int queued = kernel->queued; queued > 0) {
+    misuse(s, "zeKernelDestroy: " + std::to_string(queued) + " launch(es) still queued");
+  }
+  xalsim::destroy(s, kernel);
+  return ZE_RESULT_SUCCESS;
 }
 
 SIM_EXPORT ze_result_t zeKernelSetGroupSize(ze_kernel_handle_t kernel, uint32_t x, uint32_t y,
@@ -459,7 +521,7 @@ SIM_EXPORT ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handle_t 
       s.lost = true;
       return ZE_RESULT_ERROR_DEVICE_LOST;
     }
-    submit(s, list, event, [dst, value, n] {
+    launch(s, list, kernel, event, [dst, value, n] {
       for (uint64_t i = 0; i < n; ++i) dst[i] = value;
     });
     return ZE_RESULT_SUCCESS;
@@ -478,11 +540,11 @@ SIM_EXPORT ze_result_t zeCommandListAppendLaunchKernel(ze_command_list_handle_t 
       return ZE_RESULT_ERROR_DEVICE_LOST;
     }
     // Polls memory the host writes, as a kernel spinning on a flag does.
-    submit(s, list, event, [flag, value] {
+    launch(s, list, kernel, event, [flag, value] {
       while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) != value) std::this_thread::yield();
     });
     return ZE_RESULT_SUCCESS;
   }
-  submit(s, list, event, nullptr);
+  launch(s, list, kernel, event, nullptr);
   return ZE_RESULT_SUCCESS;
 }

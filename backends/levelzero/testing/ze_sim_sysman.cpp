@@ -1,5 +1,6 @@
 // Simulated Sysman: readings from a fixed model (100 W, 50% busy, 45 and
-// 52.5 C sensors, 3 corrected errors, 1600/3200 MHz). Device handles are
+// 52.5 C sensors, 3 corrected cache errors, 1600/3200 MHz; the energy
+// counter runs from the host clock's start, as a card's from boot). Device handles are
 // the core device handles, as under ZES_ENABLE_SYSMAN=1.
 #include <chrono>
 
@@ -131,7 +132,12 @@ SIM_EXPORT ze_result_t zesRasGetState(zes_ras_handle_t set, ze_bool_t, zes_ras_s
   SIM_BEGIN("zesRasGetState", false);
   if (set == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   for (auto& count : out->category) count = 0;
-  if (set->correctable) out->category[0] = 3;
+  if (set->correctable) out->category[ZES_RAS_ERROR_CAT_CACHE_ERRORS] = 3;
+  // Counts that are no hardware errors (XALSIM_ZE_RAS_SOFT).
+  for (zes_ras_error_cat_t soft : {ZES_RAS_ERROR_CAT_RESET, ZES_RAS_ERROR_CAT_PROGRAMMING_ERRORS,
+                                   ZES_RAS_ERROR_CAT_DRIVER_ERRORS}) {
+    out->category[soft] = s.ras_soft;
+  }
   return ZE_RESULT_SUCCESS;
 }
 

@@ -29,6 +29,11 @@ struct ZeSimulation {
     unsetenv("XAL_LEVELZERO_SUBDEVICES");
     unsetenv("XALSIM_ZE_DRIVERS");
     unsetenv("XALSIM_ZE_MAX_ALLOC");
+    unsetenv("XALSIM_ZE_NPU");
+    unsetenv("XALSIM_ZE_API_VERSION");
+    unsetenv("XALSIM_ZE_TIMER_HZ");
+    unsetenv("XALSIM_ZE_RAS_SOFT");
+    unsetenv("XAL_LEVELZERO_SYNC_TIMEOUT_MS");
   }
 };
 

@@ -338,6 +338,35 @@ TEST(ZeUnavailable, FailingInitKeepsTheCode) {
   unsetenv("XALSIM_ZE_FAIL");
 }
 
+// A driver that fails at init is left out, named in describe's note; the
+// other driver's devices still serve.
+TEST(ZeUnavailable, AFailingDriverIsLeftOut) {
+  xaltest::ScopedEnv library("XAL_LEVELZERO_LIBRARY", XAL_ZE_SIM_PATH);
+  xaltest::ScopedEnv devices("XALSIM_ZE_DEVICES", "2");
+  xaltest::ScopedEnv drivers("XALSIM_ZE_DRIVERS", "2");
+  xaltest::ScopedEnv fail("XALSIM_ZE_FAIL", "zeContextCreate=0x70000002@2");
+  const xal_backend_table_t* table = plugin_table();
+  xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
+  xal_backend_t* backend = nullptr;
+  ASSERT_EQ(table->init(&args, &backend), XAL_SUCCESS) << last_error().message;
+  uint32_t count = 0;
+  ASSERT_EQ(table->device_count(backend, &count), XAL_SUCCESS);
+  EXPECT_EQ(count, 1u);
+  xal_backend_describe_t d{};
+  d.struct_size = sizeof d;
+  ASSERT_EQ(table->describe(backend, &d), XAL_SUCCESS);
+  EXPECT_NE(std::string(d.note).find("driver 1 skipped: zeContextCreate failed: "
+                                     "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY"),
+            std::string::npos)
+      << d.note;
+  xal_bdevice_t* device = nullptr;
+  ASSERT_EQ(table->device_get(backend, 0, &device), XAL_SUCCESS);
+  xal_devptr_t ptr = 0;
+  EXPECT_EQ(table->mem_alloc(device, 64, &ptr), XAL_SUCCESS);
+  EXPECT_EQ(table->mem_free(device, ptr), XAL_SUCCESS);
+  EXPECT_EQ(table->shutdown(backend), XAL_SUCCESS);
+}
+
 TEST(ZeStatusMap, KnownAndUnknownCodes) {
   EXPECT_EQ(map_status(ZE_RESULT_SUCCESS).status, XAL_SUCCESS);
   EXPECT_EQ(map_status(ZE_RESULT_NOT_READY).status, XAL_NOT_READY);

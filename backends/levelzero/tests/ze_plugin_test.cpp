@@ -37,7 +37,7 @@ TEST_F(ZePlugin, DescribesItselfAsSimulated) {
   // The same words in the table, for xal-info when init fails.
   EXPECT_STREQ(table_->support_note,
                "verified on a simulated loader only, not yet on Intel hardware");
-  EXPECT_NE(std::string(d.driver_version).find("Level Zero 1.4"), std::string::npos)
+  EXPECT_NE(std::string(d.driver_version).find("Level Zero 1.7"), std::string::npos)
       << d.driver_version;
   uint32_t count = 0;
   ASSERT_EQ(table_->device_count(backend_, &count), XAL_SUCCESS);
@@ -483,6 +483,34 @@ TEST_F(ZeGated, ADestroyedEventStaysUntilTheDeviceIsDoneWithIt) {
   EXPECT_EQ(live_objects(2), events);
 }
 
+// Unloading a module waits for the launches of its kernels still queued
+// (xal_device_reset unloads modules before it destroys streams): the
+// simulator's strict mode counts a kernel or module destroyed under one.
+TEST_F(ZeGated, ModuleUnloadWaitsForItsQueuedLaunches) {
+  if (HasFatalFailure()) return;
+  xaltest::ScopedEnv strict("XALSIM_ZE_STRICT_EVENTS", "1");
+  auto* misuses = simulator_hook<int()>("xalsim_ze_event_misuses");
+  auto* host_waiting = simulator_hook<int()>("xalsim_ze_host_waiting");
+  ASSERT_NE(misuses, nullptr);
+  ASSERT_NE(host_waiting, nullptr);
+  const int misused = misuses();
+  ASSERT_EQ(block(stream_, dev0_), XAL_SUCCESS);
+  std::atomic<bool> returned{false};
+  xal_status_t unloaded = XAL_ERROR_INTERNAL;
+  std::thread unloader([&] {
+    unloaded = table_->module_unload(module0_);
+    returned = true;
+  });
+  // The launch runs once the unload returned or waits for the stream.
+  while (!returned && host_waiting() == 0) std::this_thread::yield();
+  open();
+  unloader.join();
+  module0_ = nullptr;
+  EXPECT_EQ(unloaded, XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(misuses(), misused);
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+}
+
 TEST_F(ZePlugin, SpirvModuleLoadAndLaunch) {
   const auto image = spirv("kernel fill_u32\nkernel other\n");
   xal_bmodule_t* module = nullptr;
@@ -589,6 +617,181 @@ TEST_F(ZePlugin, FailingSysmanLeavesOutWhatItCannotRead) {
   ASSERT_EQ(table_->device_get_metrics(dev0_, &n), XAL_SUCCESS);
   EXPECT_FALSE(n.valid & XAL_METRIC_SM_CLOCK);
   EXPECT_EQ(n.health, static_cast<uint32_t>(XAL_HEALTH_OK));
+}
+
+// Level Zero sizes local memory per __local argument only: a launch asking
+// for dynamic shared memory is refused, not run without it.
+TEST_F(ZePlugin, DynamicSharedMemoryIsNotSupported) {
+  const auto image = spirv("kernel fill_u32\n");
+  xal_bmodule_t* module = nullptr;
+  ASSERT_EQ(table_->module_load(dev0_, XAL_MODULE_FORMAT_SPIRV, image.data(), image.size(),
+                                &module),
+            XAL_SUCCESS);
+  xal_bkernel_t* kernel = nullptr;
+  ASSERT_EQ(table_->kernel_get(module, "fill_u32", &kernel), XAL_SUCCESS);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 64, &a), XAL_SUCCESS);
+  uint32_t value = 7;
+  uint64_t n = 16;
+  void* args[] = {&a, &value, &n};
+  const size_t sizes[] = {8, 4, 8};
+  xal_launch_config_t config{sizeof config, {1, 1, 1}, {16, 1, 1}, 1024, sizes};
+  EXPECT_EQ(table_->kernel_launch(stream_, kernel, &config, args, 3), XAL_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(last_error().message.find("shared memory"), std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+  EXPECT_EQ(table_->module_unload(module), XAL_SUCCESS);
+}
+
+// Energy counts from init: the simulated counter, like a card's, runs from
+// long before (the host clock's start), and a program that reads metrics
+// only once still gets the energy used since init, not 0.
+TEST_F(ZePlugin, EnergyCountsFromInit) {
+  const auto before = std::chrono::steady_clock::now();
+  restart();
+  if (HasFatalFailure()) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_EQ(table_->device_get_metrics(dev1_, &m), XAL_SUCCESS);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+  ASSERT_TRUE(m.valid & XAL_METRIC_ENERGY);
+  EXPECT_GT(m.energy_j, 0.0);
+  EXPECT_LE(m.energy_j, 100.0 * seconds + 1e-3);  // the simulated card draws 100 W
+}
+
+// A driver older than Level Zero 1.7 may accept the in-order flag and
+// ignore it (the simulator then runs commands between barriers in reverse
+// order): the streams order their work with barriers instead.
+TEST_F(ZePlugin, ADriverOlderThan17OrdersStreamsWithBarriers) {
+  xaltest::ScopedEnv version("XALSIM_ZE_API_VERSION", "1.6");
+  restart();
+  if (HasFatalFailure()) return;
+  xal_backend_describe_t d{};
+  d.struct_size = sizeof d;
+  ASSERT_EQ(table_->describe(backend_, &d), XAL_SUCCESS);
+  EXPECT_NE(std::string(d.driver_version).find("Level Zero 1.6"), std::string::npos)
+      << d.driver_version;
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 4096, &a), XAL_SUCCESS);
+  std::vector<uint8_t> out(4096, 0);
+  ASSERT_EQ(table_->memset(stream_, a, 9, 4096), XAL_SUCCESS);
+  ASSERT_EQ(table_->memcpy_dtoh(stream_, out.data(), a, 4096), XAL_SUCCESS);
+  ASSERT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  EXPECT_EQ(out, std::vector<uint8_t>(4096, 9));
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+}
+
+// ECC counts are the RAS hardware error categories only: engine resets,
+// programming errors and driver errors are left out.
+TEST_F(ZePlugin, EccCountsHardwareErrorsOnly) {
+  xaltest::ScopedEnv soft("XALSIM_ZE_RAS_SOFT", "1");
+  restart();
+  if (HasFatalFailure()) return;
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_EQ(table_->device_get_metrics(dev0_, &m), XAL_SUCCESS);
+  ASSERT_TRUE(m.valid & XAL_METRIC_ECC_CORRECTED);
+  ASSERT_TRUE(m.valid & XAL_METRIC_ECC_UNCORRECTED);
+  EXPECT_EQ(m.ecc_corrected, 3u);  // the simulated cache errors
+  EXPECT_EQ(m.ecc_uncorrected, 0u);
+}
+
+// Elapsed time with timers whose tick is not a whole number of ns: a
+// 19.2 MHz timer (52.083 ns) and a 2.5 GHz one (0.4 ns). The simulator's
+// clock is fixed for each record.
+TEST_F(ZePlugin, ElapsedTimeOfTimersOfAnyRate) {
+  auto* set_clock = simulator_hook<void(uint64_t)>("xalsim_ze_set_clock_ns");
+  ASSERT_NE(set_clock, nullptr);
+  struct Case {
+    const char* hz;
+    uint64_t ns;
+  };
+  for (const Case& c : {Case{"19200000", 1000000000}, Case{"2500000000", 1000000}}) {
+    SCOPED_TRACE(c.hz);
+    xaltest::ScopedEnv rate("XALSIM_ZE_TIMER_HZ", c.hz);
+    restart();
+    if (HasFatalFailure()) return;
+    xal_bevent_t* start = nullptr;
+    xal_bevent_t* end = nullptr;
+    ASSERT_EQ(table_->event_create(dev0_, 0, &start), XAL_SUCCESS);
+    ASSERT_EQ(table_->event_create(dev0_, 0, &end), XAL_SUCCESS);
+    set_clock(1000);
+    ASSERT_EQ(table_->event_record(start, stream_), XAL_SUCCESS);
+    ASSERT_EQ(table_->event_synchronize(start), XAL_SUCCESS);
+    set_clock(1000 + c.ns);
+    ASSERT_EQ(table_->event_record(end, stream_), XAL_SUCCESS);
+    ASSERT_EQ(table_->event_synchronize(end), XAL_SUCCESS);
+    set_clock(0);
+    float ms = -1.0f;
+    ASSERT_EQ(table_->event_elapsed_ms(start, end, &ms), XAL_SUCCESS) << last_error().message;
+    const double want = static_cast<double>(c.ns) / 1e6;
+    EXPECT_NEAR(ms, want, want * 1e-5);
+    EXPECT_EQ(table_->event_destroy(start), XAL_SUCCESS);
+    EXPECT_EQ(table_->event_destroy(end), XAL_SUCCESS);
+  }
+}
+
+// A sync timeout too large for 64-bit ns means forever (UINT64_MAX).
+// 2^58 ms times 10^6 wraps to exactly 0 ns: waits would give up at once.
+TEST_F(ZePlugin, HugeSyncTimeoutWaitsForever) {
+  xaltest::ScopedEnv timeout("XAL_LEVELZERO_SYNC_TIMEOUT_MS", "288230376151711744");
+  restart();
+  if (HasFatalFailure()) return;
+  auto* last_wait_timeout = simulator_hook<uint64_t()>("xalsim_ze_last_wait_timeout");
+  ASSERT_NE(last_wait_timeout, nullptr);
+  xal_devptr_t a = 0;
+  ASSERT_EQ(table_->mem_alloc(dev0_, 1 << 20, &a), XAL_SUCCESS);
+  ASSERT_EQ(table_->memset(stream_, a, 1, 1 << 20), XAL_SUCCESS);
+  const xal_status_t synchronized = table_->stream_synchronize(stream_);
+  EXPECT_EQ(last_wait_timeout(), UINT64_MAX);
+  EXPECT_EQ(synchronized, XAL_SUCCESS) << last_error().message;
+  EXPECT_EQ(table_->stream_synchronize(stream_), XAL_SUCCESS);
+  EXPECT_EQ(table_->mem_free(dev0_, a), XAL_SUCCESS);
+}
+
+// zeInit asks for GPU drivers only; a loader that lists an NPU driver all
+// the same (XALSIM_ZE_NPU=2, listed first) has it left out: no NPU device,
+// and host memory in the GPU driver's context (the simulated NPU driver has
+// none).
+TEST(ZeNpu, OnlyGpuDriversAndDevicesServe) {
+  for (const char* mode : {"1", "2"}) {
+    SCOPED_TRACE(mode);
+    xaltest::ScopedEnv library("XAL_LEVELZERO_LIBRARY", XAL_ZE_SIM_PATH);
+    xaltest::ScopedEnv devices("XALSIM_ZE_DEVICES", "2");
+    xaltest::ScopedEnv npu("XALSIM_ZE_NPU", mode);
+    const xal_backend_table_t* table = plugin_table();
+    xal_backend_init_args_t args{sizeof args, test_services(), nullptr};
+    xal_backend_t* backend = nullptr;
+    ASSERT_EQ(table->init(&args, &backend), XAL_SUCCESS) << last_error().message;
+    uint32_t count = 0;
+    ASSERT_EQ(table->device_count(backend, &count), XAL_SUCCESS);
+    EXPECT_EQ(count, 2u);
+    for (uint32_t i = 0; i < count; ++i) {
+      xal_bdevice_t* device = nullptr;
+      ASSERT_EQ(table->device_get(backend, i, &device), XAL_SUCCESS);
+      xal_device_properties_t p{};
+      p.struct_size = sizeof p;
+      ASSERT_EQ(table->device_get_properties(device, &p), XAL_SUCCESS);
+      EXPECT_EQ(p.kind, static_cast<uint32_t>(XAL_DEVICE_KIND_GPU)) << p.name;
+    }
+    void* host = nullptr;
+    EXPECT_EQ(table->host_alloc(backend, 4096, 0, &host), XAL_SUCCESS) << last_error().message;
+    if (host != nullptr) {
+      EXPECT_EQ(table->host_free(backend, host), XAL_SUCCESS);
+    }
+    xal_backend_describe_t d{};
+    d.struct_size = sizeof d;
+    ASSERT_EQ(table->describe(backend, &d), XAL_SUCCESS);
+    // Asked for GPU drivers only, the loader lists no NPU driver; one that
+    // lists it all the same has it skipped.
+    const bool listed = std::string(mode) == "2";
+    EXPECT_EQ(std::string(d.note).find("driver 0 skipped: no GPU devices") != std::string::npos,
+              listed)
+        << d.note;
+    EXPECT_EQ(table->shutdown(backend), XAL_SUCCESS);
+  }
 }
 
 }  // namespace
