@@ -18,7 +18,7 @@
 #include <string.h>
 #include <xal/xal.h>
 
-#define MAX_RANKS 16
+#define MAX_RANKS 16 /* more devices: the first 16 are checked (printed) */
 #define GUARD 64 /* sentinel bytes after every buffer */
 #define SENTINEL 0xA5
 #define BIG_COUNT ((1u << 20) + 3)
@@ -31,11 +31,20 @@ static const char* const dtype_names[XAL_DTYPE_COUNT] = {"i8",  "u8",  "i32",  "
 static const size_t dtype_sizes[XAL_DTYPE_COUNT] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
 static const char* const op_names[XAL_OP_COUNT] = {"sum", "prod", "min", "max", "avg"};
 
-static uint32_t n_ranks;
+static uint32_t n_ranks, n_streams; /* n_streams: streams created so far */
 static xal_device_t devs[MAX_RANKS];
 static xal_comm_t comms[MAX_RANKS];
+static int have_comms;
+static xal_comm_options_t comm_options;
 static xal_stream_t streams[MAX_RANKS];
 static unsigned long checks, failures;
+
+/* A clean-up call (free, destroy, shutdown) must succeed too. */
+static void cleanup(const char* what, xal_status_t s) {
+  if (s == XAL_SUCCESS) return;
+  ++failures;
+  printf("MISMATCH %s: %s\n", what, xal_status_name(s));
+}
 
 static int is_float(xal_dtype_t d) { return d >= XAL_DTYPE_F16; }
 static int is_signed(xal_dtype_t d) {
@@ -366,6 +375,24 @@ static void verify(const struct call* k, uint32_t r, struct rank_bufs* x) {
   }
 }
 
+/* After a rank's call failed to start, the ranks whose calls were queued
+ * would wait for it until the time-out: aborts the communicator (its calls
+ * end with ABORTED) and makes a new one for the checks that follow. */
+static void replace_comms(void) {
+  uint32_t r;
+  xal_status_t s;
+  for (r = 0; r < n_ranks; ++r) cleanup("xal_comm_abort", xal_comm_abort(comms[r]));
+  for (r = 0; r < n_ranks; ++r) {
+    s = xal_stream_synchronize(streams[r]); /* ABORTED is expected here */
+    if (s != XAL_SUCCESS && s != XAL_ERROR_ABORTED) cleanup("xal_stream_synchronize", s);
+  }
+  for (r = 0; r < n_ranks; ++r) cleanup("xal_comm_destroy", xal_comm_destroy(comms[r]));
+  have_comms = 0;
+  s = xal_comm_create(devs, n_ranks, &comm_options, comms);
+  if (s == XAL_SUCCESS) have_comms = 1;
+  else cleanup("xal_comm_create (a new communicator)", s);
+}
+
 /* Runs one call on every rank in one group (one thread) and verifies every
  * rank. */
 static void check(enum coll c, xal_dtype_t d, xal_op_t op, size_t count, int in_place) {
@@ -373,6 +400,7 @@ static void check(enum coll c, xal_dtype_t d, xal_op_t op, size_t count, int in_
   struct rank_bufs b[MAX_RANKS];
   uint32_t r;
   xal_status_t s;
+  int started = 1, synced = 1;
   k.c = c;
   k.d = d;
   k.op = op;
@@ -383,15 +411,32 @@ static void check(enum coll c, xal_dtype_t d, xal_op_t op, size_t count, int in_
   k.out_elems = (c == ALLGATHER || c == ALLTOALL) ? count * n_ranks : count;
   memset(b, 0, sizeof(b));
   ++checks;
+  if (!have_comms) {
+    FAIL(&k, "no communicator");
+    return;
+  }
   for (r = 0; r < n_ranks; ++r)
     if (!prepare(&k, r, &b[r])) goto done;
   if ((s = xal_group_start()) != XAL_SUCCESS) {
     FAIL(&k, "xal_group_start: %s", xal_status_name(s));
     goto done;
   }
-  for (r = 0; r < n_ranks; ++r)
-    if ((s = issue(&k, r, &b[r])) != XAL_SUCCESS) FAIL(&k, "rank %u: %s", r, xal_status_name(s));
-  if ((s = xal_group_end()) != XAL_SUCCESS) FAIL(&k, "xal_group_end: %s", xal_status_name(s));
+  for (r = 0; r < n_ranks; ++r) {
+    if ((s = issue(&k, r, &b[r])) != XAL_SUCCESS) {
+      FAIL(&k, "rank %u: %s", r, xal_status_name(s));
+      started = 0;
+    }
+  }
+  if ((s = xal_group_end()) != XAL_SUCCESS) {
+    FAIL(&k, "xal_group_end: %s", xal_status_name(s));
+    started = 0;
+  }
+  if (!started) {
+    replace_comms(); /* also waits for every stream */
+    goto done;
+  }
+  /* Every rank, even after a failure: no queued call may still use the
+   * buffers freed below. */
   for (r = 0; r < n_ranks; ++r) {
     xal_status_t async = XAL_SUCCESS;
     s = xal_stream_synchronize(streams[r]);
@@ -399,14 +444,14 @@ static void check(enum coll c, xal_dtype_t d, xal_op_t op, size_t count, int in_
     if (s != XAL_SUCCESS || async != XAL_SUCCESS) {
       FAIL(&k, "rank %u: synchronize %s, async error %s", r, xal_status_name(s),
            xal_status_name(async));
-      goto done;
+      synced = 0;
     }
   }
-  for (r = 0; r < n_ranks; ++r) verify(&k, r, &b[r]);
+  for (r = 0; synced && r < n_ranks; ++r) verify(&k, r, &b[r]);
 done:
   for (r = 0; r < n_ranks; ++r) {
-    if (b[r].send_buf) xal_mem_free(devs[r], b[r].send_buf);
-    if (b[r].recv_buf) xal_mem_free(devs[r], b[r].recv_buf);
+    if (b[r].send_buf) cleanup("xal_mem_free", xal_mem_free(devs[r], b[r].send_buf));
+    if (b[r].recv_buf) cleanup("xal_mem_free", xal_mem_free(devs[r], b[r].recv_buf));
     free(b[r].send_img);
     free(b[r].recv_img);
     free(b[r].want);
@@ -507,34 +552,52 @@ static void check_bad_input(void) {
   expect("comm_create n = 0", xal_comm_create(devs, 0, NULL, stale), XAL_ERROR_INVALID_ARGUMENT);
   s = xal_comm_create(devs, 2, NULL, stale);
   if (s == XAL_SUCCESS) {
-    xal_comm_destroy(stale[0]);
-    xal_comm_destroy(stale[1]);
+    cleanup("xal_comm_destroy", xal_comm_destroy(stale[0]));
+    cleanup("xal_comm_destroy", xal_comm_destroy(stale[1]));
     expect("destroyed comm",
            xal_allreduce(stale[0], buf, buf, 4, XAL_DTYPE_F32, XAL_OP_SUM, streams[0]),
            XAL_ERROR_INVALID_HANDLE);
   } else {
     expect("comm_create of two devices", s, XAL_SUCCESS);
   }
-  xal_mem_free(devs[0], buf);
+  cleanup("xal_mem_free", xal_mem_free(devs[0], buf));
 }
 
 /* ---- main --------------------------------------------------------------- */
 
+/* Destroys the communicator and the streams, then shuts xal down. */
+static void teardown(void) {
+  uint32_t r;
+  for (r = 0; have_comms && r < n_ranks; ++r)
+    cleanup("xal_comm_destroy", xal_comm_destroy(comms[r]));
+  have_comms = 0;
+  for (r = 0; r < n_streams; ++r) cleanup("xal_stream_destroy", xal_stream_destroy(streams[r]));
+  n_streams = 0;
+  cleanup("xal_shutdown", xal_shutdown());
+}
+
 int main(void) {
   static const size_t counts[] = {0, 1, 7, 1023};
-  xal_comm_options_t options;
   xal_comm_info_t info;
   uint32_t count = 0, r;
   int c, d, op, in_place;
   size_t k;
   xal_status_t s = xal_init(NULL);
-  if (s == XAL_SUCCESS) s = xal_device_count(&count);
+  if (s != XAL_SUCCESS) {
+    printf("collectives_check: xal_init: %s\n", xal_status_name(s));
+    return 1;
+  }
+  s = xal_device_count(&count);
   if (s != XAL_SUCCESS || count < 2) {
-    printf("collectives_check: needs two devices (xal_init/xal_device_count: %s, %u devices)\n",
+    printf("collectives_check: needs two devices (xal_device_count: %s, %u devices)\n",
            xal_status_name(s), count);
+    teardown();
     return 1;
   }
   n_ranks = count < MAX_RANKS ? count : MAX_RANKS;
+  if (count > MAX_RANKS)
+    printf("collectives_check: %u devices; checking the first %d (MAX_RANKS)\n", count,
+           MAX_RANKS);
   for (r = 0; r < n_ranks; ++r) {
     xal_device_properties_t p;
     memset(&p, 0, sizeof(p));
@@ -543,19 +606,23 @@ int main(void) {
         xal_device_get_properties(devs[r], &p) != XAL_SUCCESS ||
         xal_stream_create(devs[r], XAL_STREAM_DEFAULT, &streams[r]) != XAL_SUCCESS) {
       printf("collectives_check: device %u cannot be opened\n", r);
+      teardown();
       return 1;
     }
+    n_streams = r + 1;
     printf("rank %u: %s [%s]\n", r, p.name, p.backend);
   }
-  memset(&options, 0, sizeof(options));
-  options.struct_size = sizeof(options);
-  options.timeout_ms = 60000; /* a lost rank gives TIMEOUT, not a hang */
-  s = xal_comm_create(devs, n_ranks, &options, comms);
+  memset(&comm_options, 0, sizeof(comm_options));
+  comm_options.struct_size = sizeof(comm_options);
+  comm_options.timeout_ms = 60000; /* a lost rank gives TIMEOUT, not a hang */
+  s = xal_comm_create(devs, n_ranks, &comm_options, comms);
+  have_comms = s == XAL_SUCCESS;
   memset(&info, 0, sizeof(info));
   info.struct_size = sizeof(info);
   if (s == XAL_SUCCESS) s = xal_comm_get_info(comms[0], &info);
   if (s != XAL_SUCCESS) {
     printf("collectives_check: xal_comm_create: %s\n", xal_status_name(s));
+    teardown();
     return 1;
   }
   printf("communicator: %u ranks, path %u (%s)\n", info.size, info.path, info.description);
@@ -574,11 +641,7 @@ int main(void) {
       }
   check_bad_input();
   check(ALLREDUCE, XAL_DTYPE_F32, XAL_OP_SUM, 1023, 0); /* still usable */
-  for (r = 0; r < n_ranks; ++r) {
-    xal_comm_destroy(comms[r]);
-    xal_stream_destroy(streams[r]);
-  }
-  xal_shutdown();
+  teardown();
   printf("collectives_check: %u ranks, %lu checks, %lu mismatches; bad input %lu/%lu as expected\n",
          n_ranks, checks, failures, bad_checks - bad_failures, bad_checks);
   printf("collectives_check: %s\n", failures == 0 && bad_failures == 0 ? "OK" : "FAILED");

@@ -81,10 +81,18 @@ static void print_error(const char* what, xal_status_t status) {
           (long long)info.vendor_code, info.message);
 }
 
+/* Counts and reports a failed cleanup call (an injected fault may hit
+ * those too); cleanup goes on. */
+static void check_cleanup(const char* what, xal_status_t s) {
+  if (s == XAL_SUCCESS) return;
+  ++stats.errors;
+  print_error(what, s);
+}
+
 static void release(replica_t* r) {
-  if (r->stream != NULL) xal_stream_destroy(r->stream);
-  if (r->params != 0) xal_mem_free(r->device, r->params);
-  if (r->grads != 0) xal_mem_free(r->device, r->grads);
+  if (r->stream != NULL) check_cleanup("xal_stream_destroy", xal_stream_destroy(r->stream));
+  if (r->params != 0) check_cleanup("xal_mem_free", xal_mem_free(r->device, r->params));
+  if (r->grads != 0) check_cleanup("xal_mem_free", xal_mem_free(r->device, r->grads));
   r->stream = NULL;
   r->params = r->grads = 0;
   r->params_valid = 0;
@@ -135,10 +143,13 @@ typedef struct {
   float scratch[PARAMS];
 } trainer_t;
 
+/* Aborts every rank first: a destroyed comm's queued calls would otherwise
+ * wait for their peers until the communicator's timeout. */
 static void drop_comm(trainer_t* t) {
   int i;
   if (!t->have_comm) return;
-  for (i = 0; i < t->n; ++i) xal_comm_destroy(t->comms[i]);
+  for (i = 0; i < t->n; ++i) check_cleanup("xal_comm_abort", xal_comm_abort(t->comms[i]));
+  for (i = 0; i < t->n; ++i) check_cleanup("xal_comm_destroy", xal_comm_destroy(t->comms[i]));
   t->have_comm = 0;
 }
 
@@ -248,6 +259,7 @@ static int needs_reset(replica_t* r, xal_status_t status) {
 /* Handles a failed attempt; returns 0 to retry, -1 to give up. */
 static int recover(trainer_t* t, int step, xal_status_t status, int failed) {
   int i, reset_any = 0;
+  xal_status_t s;
   if (status == CORRUPTED) {
     ++stats.corruptions;
     printf("step %d: corrupted data on device %d detected by checksum, "
@@ -262,8 +274,9 @@ static int recover(trainer_t* t, int step, xal_status_t status, int failed) {
     printf("step %d: device %d needs a reset (%s)\n", step, i,
            xal_status_name(status));
     drop_comm(t);
-    if (xal_device_reset(r->device) != XAL_SUCCESS) {
-      print_error("xal_device_reset", XAL_ERROR_INTERNAL);
+    s = xal_device_reset(r->device);
+    if (s != XAL_SUCCESS) {
+      print_error("xal_device_reset", s);
       return -1;
     }
     forget(r);
@@ -296,7 +309,14 @@ int main(int argc, char** argv) {
   }
   memset(&t, 0, sizeof t);
   t.n = count > MAX_DEVICES ? MAX_DEVICES : (int)count;
-  for (i = 0; i < t.n; ++i) xal_device_get((uint32_t)i, &t.reps[i].device);
+  for (i = 0; i < t.n; ++i) {
+    s = xal_device_get((uint32_t)i, &t.reps[i].device);
+    if (s != XAL_SUCCESS) {
+      print_error("xal_device_get", s);
+      xal_shutdown();
+      return 3;
+    }
+  }
   for (i = 0; i < PARAMS; ++i) params[i] = reference[i] = (float)(i % 5);
 
   for (step = 0; step < steps; ++step) {
@@ -337,17 +357,18 @@ int main(int argc, char** argv) {
         if (s == XAL_SUCCESS) t.reps[i].params_valid = 1;
       }
       if (s == XAL_SUCCESS) s = verify(&t.reps[i], t.reps[i].params, reference, check);
-      if (s == XAL_SUCCESS) break;
-      recover(&t, steps, s, failed);
+      if (s == XAL_SUCCESS || recover(&t, steps, s, failed) != 0) break;
     }
     ok = s == XAL_SUCCESS;
   }
   drop_comm(&t);
   for (i = 0; i < t.n; ++i) release(&t.reps[i]);
-  xal_shutdown();
+  s = xal_shutdown();
+  if (s != XAL_SUCCESS) print_error("xal_shutdown", s);
   printf("fault_tolerant_training: result=%s steps=%d devices=%d errors=%u "
          "retries=%u resets=%u restores=%u corruptions=%u host_reductions=%u\n",
          ok ? "ok" : "wrong", steps, t.n, stats.errors, stats.retries,
          stats.resets, stats.restores, stats.corruptions, stats.host_reductions);
+  if (s != XAL_SUCCESS) return 3; /* xal_shutdown failed */
   return ok ? 0 : 1;
 }

@@ -8,6 +8,7 @@
  *
  * Exit status 0 when every step worked.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,33 @@ static void print_last_error(FILE* out, const char* what,
     }                                      \
   } while (0)
 
+/* A clean-up call's failure is printed and fails the run; returns 1 on
+ * success, 0 on failure. */
+static int cleanup_ok(const char* what, xal_status_t status) {
+  if (status == XAL_SUCCESS) return 1;
+  print_last_error(stderr, what, status);
+  return 0;
+}
+
+/* Whether XAL_VALIDATION turns validation off, read as xal reads it: 0, off,
+ * false or no, in any case, blanks around ignored. */
+static int validation_off(void) {
+  static const char* const off[] = {"0", "off", "false", "no"};
+  const char* v = getenv("XAL_VALIDATION");
+  size_t len, i, j;
+  if (v == NULL) return 0;
+  while (isspace((unsigned char)*v)) ++v;
+  len = strlen(v);
+  while (len > 0 && isspace((unsigned char)v[len - 1])) --len;
+  for (i = 0; i < sizeof off / sizeof off[0]; ++i) {
+    if (strlen(off[i]) != len) continue;
+    for (j = 0; j < len && tolower((unsigned char)v[j]) == off[i][j]; ++j) {
+    }
+    if (j == len) return 1;
+  }
+  return 0;
+}
+
 int main(void) {
   enum { BYTES = 1 << 20 };
   int rc = 1;
@@ -56,7 +84,6 @@ int main(void) {
   unsigned char* host_in = malloc(BYTES);
   unsigned char* host_out = malloc(BYTES);
   xal_status_t s;
-  const char* validation;
 
   if (host_in == NULL || host_out == NULL) {
     fprintf(stderr, "hello: out of host memory\n");
@@ -109,15 +136,15 @@ int main(void) {
 
   /* 4. An error on purpose: a copy that runs one byte past the end of the
    *    allocation. xal refuses it and says why. Without validation
-   *    (XAL_VALIDATION=0) nothing would stop it, so it is skipped. */
-  validation = getenv("XAL_VALIDATION");
-  if (validation != NULL && strcmp(validation, "0") == 0) {
-    printf("XAL_VALIDATION=0: skipping the copy past the end\n");
+   *    (XAL_VALIDATION=0, off, false or no) nothing would stop it, so it is
+   *    skipped. */
+  if (validation_off()) {
+    printf("validation is off: skipping the copy past the end\n");
   } else {
     s = xal_memcpy_htod(stream, buf + 1, host_in, BYTES);
     if (s == XAL_SUCCESS) {
       fprintf(stderr, "hello: a copy past the end was accepted\n");
-      xal_stream_synchronize(stream);
+      CHECK(xal_stream_synchronize(stream));
       goto done;
     }
     printf("a copy past the end was refused, as expected:\n");
@@ -126,14 +153,14 @@ int main(void) {
 
   rc = 0;
 done:
-  if (stream != NULL) {
-    xal_stream_destroy(stream);
+  if (stream != NULL && !cleanup_ok("xal_stream_destroy", xal_stream_destroy(stream))) {
+    rc = 1;
   }
-  if (buf != 0) {
-    xal_mem_free(dev, buf);
+  if (buf != 0 && !cleanup_ok("xal_mem_free", xal_mem_free(dev, buf))) {
+    rc = 1;
   }
-  if (initialised) {
-    xal_shutdown();
+  if (initialised && !cleanup_ok("xal_shutdown", xal_shutdown())) {
+    rc = 1;
   }
   free(host_in);
   free(host_out);

@@ -1,15 +1,18 @@
 # Tests that run the examples. Included by examples/CMakeLists.txt.
 #
 # This file is also the checker those tests run, in script mode:
-#   cmake -DEXE=<program> -DEXPECT="regex;regex" -P tests.cmake
-# It runs EXE, prints its output, and fails unless it exits 0 and its output
-# matches every EXPECT regex.
+#   cmake -DEXE=<program> -DEXPECT="regex;regex" [-DEXPECT_RC=n] -P tests.cmake
+# It runs EXE, prints its output, and fails unless it exits with EXPECT_RC
+# (default 0) and its output matches every EXPECT regex.
 if(CMAKE_SCRIPT_MODE_FILE)
+  if(NOT DEFINED EXPECT_RC)
+    set(EXPECT_RC 0)
+  endif()
   execute_process(COMMAND "${EXE}" RESULT_VARIABLE rc
                   OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
   message("${out}${err}")
-  if(NOT rc STREQUAL "0")
-    message(FATAL_ERROR "${EXE} exited with '${rc}'")
+  if(NOT rc STREQUAL "${EXPECT_RC}")
+    message(FATAL_ERROR "${EXE} exited with '${rc}', expected '${EXPECT_RC}'")
   endif()
   foreach(re IN LISTS EXPECT)
     if(NOT "${out}${err}" MATCHES "${re}")
@@ -28,6 +31,74 @@ if(XAL_BUILD_TESTS AND TARGET xal_example_hello AND TARGET xal_backend_mock)
     LABELS "examples" TIMEOUT 120
     ENVIRONMENT_MODIFICATION
       "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_mock>;XAL_BACKEND_PATH=unset:;XAL_MOCK_DEVICES=unset:;XAL_DEVICE_SELECTOR=unset:;XAL_MEMORY_LIMIT=unset:;XAL_VALIDATION=unset:;XAL_FAULT_PLAN=unset:;XAL_FAULTS=unset:")
+endif()
+
+# hello with validation off by another spelling the core accepts (off): it
+# must skip the copy past the end, as the core lets it through.
+if(XAL_BUILD_TESTS AND TARGET xal_example_hello AND TARGET xal_backend_mock)
+  add_test(NAME example_hello_validation_off
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_hello>"
+                   "-DEXPECT=pattern OK;validation is off: skipping;hello: OK"
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_hello_validation_off PROPERTIES
+    LABELS "examples" TIMEOUT 120
+    ENVIRONMENT_MODIFICATION
+      "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_mock>;XAL_VALIDATION=set: Off ;XAL_BACKEND_PATH=unset:;XAL_MOCK_DEVICES=unset:;XAL_DEVICE_SELECTOR=unset:;XAL_MEMORY_LIMIT=unset:;XAL_FAULT_PLAN=unset:;XAL_FAULTS=unset:")
+endif()
+
+# Failing clean-up calls (injected by the fault backend) are reported, not
+# ignored: hello fails, fault_tolerant_training counts and prints them, and
+# collectives_check counts them as mismatches.
+if(XAL_BUILD_TESTS AND TARGET xal_backend_mock AND TARGET xal_backend_fault)
+  set(_xal_fault_env
+    "XAL_BACKENDS=set:fault:mock;XAL_MOCK_DEVICES=set:2*a100-40g;XAL_COMM_TIMEOUT_MS=unset:;XAL_BACKEND_PATH=unset:;XAL_DEVICE_SELECTOR=unset:;XAL_MEMORY_LIMIT=unset:;XAL_VALIDATION=unset:;XAL_FAULT_PLAN=unset:;XAL_FAULT_LOG=unset:")
+  add_test(NAME example_hello_cleanup_failure
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_hello>"
+                   "-DEXPECT=pattern OK;xal_stream_destroy: XAL_ERROR_TIMEOUT" -DEXPECT_RC=1
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_hello_cleanup_failure PROPERTIES
+    LABELS "examples;fault" TIMEOUT 60
+    ENVIRONMENT_MODIFICATION "${_xal_fault_env};XAL_FAULTS=set:stream_destroy=TIMEOUT")
+  add_test(NAME example_fault_tolerant_training_cleanup_failure
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_fault_tolerant_training>"
+                   "-DEXPECT=xal_mem_free: XAL_ERROR_TIMEOUT;result=ok"
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_fault_tolerant_training_cleanup_failure PROPERTIES
+    LABELS "examples;fault" TIMEOUT 60
+    ENVIRONMENT_MODIFICATION "${_xal_fault_env};XAL_FAULTS=set:mem_free=TIMEOUT")
+  add_test(NAME example_collectives_check_cleanup_failure
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                   "-DEXPECT=MISMATCH xal_mem_free: XAL_ERROR_TIMEOUT;1 mismatches" -DEXPECT_RC=1
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_collectives_check_cleanup_failure PROPERTIES
+    LABELS "examples;fault" TIMEOUT 120
+    ENVIRONMENT_MODIFICATION "${_xal_fault_env};XAL_FAULTS=set:mem_free=nth(1)TIMEOUT")
+  # One rank's call fails to start while the other's is queued: the check
+  # aborts the communicator (rather than wait out its 60 s time-out) and
+  # goes on with a new one; only that call is a mismatch.
+  add_test(NAME example_collectives_check_rank_failure
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"
+                   "-DEXPECT=rank 1: XAL_ERROR_TIMEOUT;1 mismatches" -DEXPECT_RC=1
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_collectives_check_rank_failure PROPERTIES
+    LABELS "examples;fault" TIMEOUT 50
+    ENVIRONMENT_MODIFICATION "${_xal_fault_env};XAL_FAULTS=set:allreduce=device(1)nth(1)TIMEOUT")
+endif()
+
+# fault_tolerant_training after one rank's allreduce fails (the other
+# rank's call stays queued): the example must abort the communicator rather
+# than wait out its time-out (300 s by default, left unset here), so the run
+# ends well within the test's 30 s.
+if(XAL_BUILD_TESTS AND TARGET xal_example_fault_tolerant_training
+   AND TARGET xal_backend_mock AND TARGET xal_backend_fault)
+  add_test(NAME example_fault_tolerant_training_allreduce_timeout
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_fault_tolerant_training>"
+                   "-DEXPECT=injected XAL_ERROR_TIMEOUT into allreduce;result=ok"
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_fault_tolerant_training_allreduce_timeout PROPERTIES
+    LABELS "examples;fault" TIMEOUT 30
+    ENVIRONMENT_MODIFICATION
+      "XAL_BACKENDS=set:fault:mock;XAL_MOCK_DEVICES=set:2*a100-40g;XAL_FAULTS=set:allreduce=device(1)nth(1)TIMEOUT;XAL_COMM_TIMEOUT_MS=unset:;XAL_BACKEND_PATH=unset:;XAL_DEVICE_SELECTOR=unset:;XAL_MEMORY_LIMIT=unset:;XAL_VALIDATION=unset:;XAL_FAULT_PLAN=unset:;XAL_FAULT_LOG=unset:")
 endif()
 
 # collectives_check: every collective on a mixed set of mock cards (native

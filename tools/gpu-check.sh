@@ -502,6 +502,9 @@ run_checks() {
     # Room for the parity group's 256 MiB buffers (host memory, touched
     # only where written).
     export XALSIM_CUDA_MEMORY="${XALSIM_CUDA_MEMORY:-8GiB}"
+    # Module loads, first kernel gets and peer enabling wait for the
+    # context's streams, as the real driver may (lazy loading).
+    export XALSIM_CUDA_LOAD_SYNCS="${XALSIM_CUDA_LOAD_SYNCS:-1}"
   fi
 
   {

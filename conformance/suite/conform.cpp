@@ -27,6 +27,16 @@ std::vector<uint32_t> wanted_devices() {
   return out;
 }
 
+// Whether the core runs with validation: off for exactly what the core
+// takes as off (core/src/api_init.cpp): 0, off, false or no, in any case,
+// blanks around ignored; unset or anything else is on.
+bool validation_from_env() {
+  const auto v = xal::common::env("XAL_VALIDATION");
+  if (!v) return true;
+  const std::string s = xal::common::to_lower(xal::common::trim(*v));
+  return !(s == "0" || s == "off" || s == "false" || s == "no");
+}
+
 std::string sanitize(std::string_view text) {
   std::string out;
   for (const char c : text) {
@@ -44,7 +54,7 @@ Suite& Suite::get() {
 
 void Suite::initialize() {
   quick_ = xal::common::env("XAL_CONFORM_QUICK").value_or("0") == "1";
-  validation_ = xal::common::env("XAL_VALIDATION").value_or("1") != "0";
+  validation_ = validation_from_env();
   init_status_ = xal_init(nullptr);
   if (init_status_ != XAL_SUCCESS) {
     init_message_ = describe(init_status_);

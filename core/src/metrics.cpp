@@ -13,6 +13,10 @@ using namespace xal::core;
 namespace {
 // The struct's size in ABI 1.0: everything up to the job fields.
 constexpr size_t kMetricsFirstSize = offsetof(xal_device_metrics_t, job_memory_used_bytes);
+// xal_errors has room for the statuses of ABI 1.0 only; a later status is
+// counted by the core (Counters::errors) but not reported in it.
+constexpr int kErrorSlots =
+    XAL_STATUS_COUNT < XAL_METRICS_ERROR_SLOTS ? XAL_STATUS_COUNT : XAL_METRICS_ERROR_SLOTS;
 }  // namespace
 
 extern "C" {
@@ -73,7 +77,7 @@ XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
     m.xal_alloc_bytes_current = c.alloc_bytes_current.load();
     m.xal_alloc_bytes_peak = c.alloc_bytes_peak.load();
     m.xal_alloc_count_current = c.alloc_count_current.load();
-    for (int i = 0; i < XAL_STATUS_COUNT; ++i) m.xal_errors[i] = c.errors[i].load();
+    for (int i = 0; i < kErrorSlots; ++i) m.xal_errors[i] = c.errors[i].load();
     m.valid |= XAL_METRIC_XAL_COUNTERS;
     copy_out_struct(out_metrics, m);
     return XAL_SUCCESS;

@@ -89,3 +89,69 @@ TEST_F(Metrics, JobProcessesNeedTheLedgerAndCheckTheirArguments) {
   EXPECT_XAL_ERROR(xal_device_get_job_processes(nullptr, 0, nullptr, &count),
                    XAL_ERROR_INVALID_HANDLE);
 }
+
+// A copy the backend refuses moved no byte: the copy counters count only
+// copies that were queued ("bytes copied through xal"); the failures count
+// as errors.
+TEST(MetricsOfFailedCopies, AreNotCountedAsBytes) {
+  ScopedEnv fail("XAL_TESTDEV_FAIL_COPIES", "testdev");
+  ASSERT_XAL_OK(init(plugin("testdev")));
+  xal_device_t d0, d1;
+  ASSERT_XAL_OK(xal_device_get(0, &d0));
+  ASSERT_XAL_OK(xal_device_get(1, &d1));
+  xal_stream_t s;
+  ASSERT_XAL_OK(xal_stream_create(d0, 0, &s));
+  constexpr size_t kBytes = 1 << 20;
+  xal_devptr_t a, b, c;
+  ASSERT_XAL_OK(xal_mem_alloc(d0, kBytes, &a));
+  ASSERT_XAL_OK(xal_mem_alloc(d0, kBytes, &b));
+  ASSERT_XAL_OK(xal_mem_alloc(d1, kBytes, &c));
+  std::vector<uint8_t> host(kBytes);
+  EXPECT_XAL_ERROR(xal_memcpy_htod(s, a, host.data(), kBytes), XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_XAL_ERROR(xal_memcpy_dtoh(s, host.data(), a, kBytes), XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_XAL_ERROR(xal_memcpy_dtod(s, b, a, kBytes), XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_XAL_ERROR(xal_memcpy_peer(s, d1, c, d0, a, kBytes), XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_XAL_ERROR(xal_memcpy_peer(s, d0, b, d0, a, kBytes), XAL_ERROR_OUT_OF_MEMORY);
+  EXPECT_XAL_ERROR(xal_memset(s, a, 0, kBytes), XAL_ERROR_OUT_OF_MEMORY);
+  for (xal_device_t d : {d0, d1}) {
+    xal_device_metrics_t m{};
+    m.struct_size = sizeof m;
+    ASSERT_XAL_OK(xal_device_get_metrics(d, &m));
+    EXPECT_EQ(m.xal_bytes_htod, 0u);
+    EXPECT_EQ(m.xal_bytes_dtoh, 0u);
+    EXPECT_EQ(m.xal_bytes_dtod, 0u);
+    EXPECT_EQ(m.xal_bytes_peer, 0u);
+    EXPECT_EQ(m.xal_errors[-XAL_ERROR_OUT_OF_MEMORY], d == d0 ? 6u : 0u);
+  }
+  EXPECT_EQ(xal_shutdown(), XAL_SUCCESS);
+}
+
+// The layout of xal_device_metrics_t is part of the ABI (docs/ABI.md, rule
+// 5): the error array has a fixed capacity, so a new status code does not
+// move the fields after it. Pinned for LP64 (size_t of 8 bytes).
+static_assert(XAL_METRICS_ERROR_SLOTS == 17, "xal_errors keeps its 1.0 capacity");
+static_assert(sizeof(xal_device_metrics_t::xal_errors) == 17 * sizeof(uint64_t));
+static_assert(sizeof(size_t) != 8 || offsetof(xal_device_metrics_t, xal_errors) == 192);
+static_assert(sizeof(size_t) != 8 ||
+              offsetof(xal_device_metrics_t, job_memory_used_bytes) == 328);
+static_assert(sizeof(size_t) != 8 || offsetof(xal_device_metrics_t, job_processes) == 336);
+static_assert(sizeof(size_t) != 8 || offsetof(xal_device_metrics_t, reserved0) == 340);
+static_assert(sizeof(size_t) != 8 || sizeof(xal_device_metrics_t) == 344);
+
+// Every status of the array is counted; the array ends where the job fields
+// begin.
+TEST_F(Metrics, ErrorArrayHasItsFixedSlots) {
+  EXPECT_EQ(offsetof(xal_device_metrics_t, xal_errors) +
+                XAL_METRICS_ERROR_SLOTS * sizeof(uint64_t),
+            offsetof(xal_device_metrics_t, job_memory_used_bytes));
+  EXPECT_GE(XAL_STATUS_COUNT, XAL_METRICS_ERROR_SLOTS);
+  xal_devptr_t p;
+  ASSERT_XAL_OK(xal_mem_alloc(dev0, 1000, &p));
+  ASSERT_XAL_OK(xal_mem_free(dev0, p));
+  EXPECT_XAL_ERROR(xal_mem_free(dev0, p), XAL_ERROR_INVALID_ARGUMENT);
+  xal_device_metrics_t m{};
+  m.struct_size = sizeof m;
+  ASSERT_XAL_OK(xal_device_get_metrics(dev0, &m));
+  EXPECT_EQ(m.xal_errors[XAL_METRICS_ERROR_SLOTS - 1], 0u);  // XAL_ERROR_INTERNAL
+  EXPECT_EQ(m.xal_errors[-XAL_ERROR_INVALID_ARGUMENT], 1u);
+}

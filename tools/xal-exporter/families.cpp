@@ -177,7 +177,7 @@ void counter_families(const DeviceSnapshot& d, const Labels& l, Exposition& e) {
   e.add_count("xal_faults_injected_total", kCounter,
               "Faults injected by the fault backend on this device.", l,
               m.xal_faults_injected);
-  for (int i = 1; i < XAL_STATUS_COUNT; ++i) {
+  for (int i = 1; i < XAL_METRICS_ERROR_SLOTS; ++i) {
     e.add_count("xal_errors_total", kCounter,
                 "Calls on this device that returned an error, by status.",
                 with(l, "status", xal_status_name(-i)), m.xal_errors[i]);

@@ -50,7 +50,7 @@ json metrics_json(const DeviceSnapshot& d) {
     return j;
   }
   json errors = json::object();
-  for (int i = 1; i < XAL_STATUS_COUNT; ++i) {
+  for (int i = 1; i < XAL_METRICS_ERROR_SLOTS; ++i) {
     if (m.xal_errors[i] != 0) errors[xal_status_name(-i)] = m.xal_errors[i];
   }
   j["xal_counters"] = {

@@ -79,7 +79,7 @@ std::string ecc_cell(const DeviceSnapshot& d) {
 
 uint64_t error_total(const xal_device_metrics_t& m) {
   uint64_t total = 0;
-  for (size_t i = 1; i < XAL_STATUS_COUNT; ++i) total += m.xal_errors[i];
+  for (size_t i = 1; i < XAL_METRICS_ERROR_SLOTS; ++i) total += m.xal_errors[i];
   return total;
 }
 

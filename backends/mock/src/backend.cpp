@@ -7,6 +7,27 @@
 
 namespace xal::mock {
 
+namespace {
+
+// The ordinals in use by live instances of this process.
+std::mutex g_ordinals_mutex;
+std::set<uint32_t> g_ordinals;
+
+}  // namespace
+
+InstanceOrdinal::InstanceOrdinal() {
+  std::lock_guard lock(g_ordinals_mutex);
+  uint32_t v = 0;
+  while (g_ordinals.count(v) != 0) ++v;
+  g_ordinals.insert(v);  // may throw std::bad_alloc: nothing taken then
+  value_ = v;
+}
+
+InstanceOrdinal::~InstanceOrdinal() {
+  std::lock_guard lock(g_ordinals_mutex);
+  g_ordinals.erase(value_);
+}
+
 Backend::Backend(const xal_backend_services_t* services,
                  std::vector<Profile> profiles, std::string spec,
                  CopySettings copies)

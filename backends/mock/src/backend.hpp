@@ -1,6 +1,6 @@
 // Backend: one instance of the mock plugin (init may make several). Owns
 // its devices and the page-locked host buffers handed out through it; no
-// state is shared between instances.
+// state is shared between instances but their ordinals (InstanceOrdinal).
 // Thread-safe after construction.
 #pragma once
 
@@ -16,6 +16,24 @@
 #include "xal/xal_backend.h"
 
 namespace xal::mock {
+
+// The instance's ordinal among the live instances of this process: the
+// lowest one free when it was made, given back when it goes. The first (or
+// only) instance of every process is 0, so its devices keep the same ids in
+// every process (the shared quota ledger counts on that); a second live
+// instance (XAL_BACKENDS=mock,mock, or the fault backend's own) gets ids of
+// its own. Thread-safe.
+class InstanceOrdinal {
+ public:
+  InstanceOrdinal();
+  ~InstanceOrdinal();
+  InstanceOrdinal(const InstanceOrdinal&) = delete;
+  InstanceOrdinal& operator=(const InstanceOrdinal&) = delete;
+  uint32_t value() const { return value_; }
+
+ private:
+  uint32_t value_;
+};
 
 class Backend {
  public:
@@ -42,6 +60,7 @@ class Backend {
   Device& device(uint32_t index) { return *devices_[index]; }
   bool owns(const Device* device) const;
   const std::string& spec() const { return spec_; }
+  uint32_t ordinal() const { return ordinal_.value(); }
   const CopySettings& copies() const { return copies_; }
 
   // Page-aligned host memory, locked with mlock when the limit allows.
@@ -54,6 +73,7 @@ class Backend {
   const xal_backend_services_t* services_;
   const std::string spec_;
   const CopySettings copies_;
+  const InstanceOrdinal ordinal_;  // before the devices, which read it
   std::vector<std::unique_ptr<Device>> devices_;
   std::mutex host_mutex_;
   std::map<void*, size_t> host_allocations_;  // ptr -> mapped length

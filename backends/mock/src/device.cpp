@@ -47,7 +47,12 @@ void Device::fill_properties(xal_device_properties_t& out) const {
   common::copy_string(out.name, "Mock " + profile_.name);
   common::copy_string(out.vendor, profile_.vendor);
   out.kind = profile_.kind;
-  const std::string id = profile_.key + "#" + std::to_string(index_);
+  // The first instance of the process keeps the plain id (the same in
+  // every process); a later live instance adds its ordinal, and takes it as
+  // its PCI domain.
+  const uint32_t ordinal = backend_.ordinal();
+  std::string id = profile_.key + "#" + std::to_string(index_);
+  if (ordinal > 0) id += "@" + std::to_string(ordinal);
   const uint64_t h1 = fnv1a(id, 14695981039346656037ull);
   const uint64_t h2 = fnv1a(id + "/xal-mock", h1);
   for (int i = 0; i < 8; ++i) {
@@ -57,7 +62,7 @@ void Device::fill_properties(xal_device_properties_t& out) const {
   out.uuid[6] = static_cast<uint8_t>((out.uuid[6] & 0x0f) | 0x50);  // name-based
   out.uuid[8] = static_cast<uint8_t>((out.uuid[8] & 0x3f) | 0x80);  // RFC 4122
   char pci[32];
-  std::snprintf(pci, sizeof pci, "0000:%02x:00.0", (0x10 + index_) & 0xff);
+  std::snprintf(pci, sizeof pci, "%04x:%02x:00.0", ordinal & 0xffff, (0x10 + index_) & 0xff);
   common::copy_string(out.pci_bus_id, pci);
   out.memory_bytes = arena_.capacity();
   out.compute_units = profile_.compute_units;
@@ -84,7 +89,7 @@ void Device::fill_metrics(xal_device_metrics_t& out) const {
   const PowerModel model{profile_.idle_w, profile_.tdp_w};
   const double power = model.power(utilization);
   const double age = std::chrono::duration<double>(now - created_).count();
-  const double busy_total = std::min(busy_.total_busy_seconds(), age);
+  const double busy_total = std::min(busy_.total_busy_seconds(now), age);
 
   out.utilization_percent = utilization * 100.0;
   out.memory_used_bytes = arena_.used();

@@ -70,7 +70,9 @@ double get_rate(const json& v, const Place& place, const char* what) {
 uint32_t get_u32(const json& v, const Place& place, const char* what) {
   if (!v.is_number_integer() && !v.is_number_unsigned())
     fail(place.at() + ": expected " + what + " (an integer), got " + type_of(v));
-  if (v.is_number_integer() && v.get<int64_t>() < 0)
+  // A non-negative integer is stored unsigned: only a signed one can be
+  // negative (read as int64_t, a value >= 2^63 would turn negative).
+  if (!v.is_number_unsigned() && v.get<int64_t>() < 0)
     fail(place.at() + ": expected " + what + " >= 0, got " + v.dump());
   const uint64_t u = v.get<uint64_t>();
   if (u > UINT32_MAX)

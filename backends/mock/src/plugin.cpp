@@ -1,6 +1,8 @@
 // The mock plugin: its table, xal_backend_get, lifecycle and device entries.
 #include "plugin.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -171,12 +173,27 @@ xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out) 
   });
 }
 
+// Accepts the struct from its first public version on (ABI 1.0 ended
+// before the job fields, as the core's xal_device_get_metrics takes it) and
+// writes nothing past the caller's struct_size.
 xal_status_t device_get_metrics(xal_bdevice_t* device, xal_device_metrics_t* out) {
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
   return guarded(services_of(&d), "device_get_metrics", [&] {
-    check_out_struct(out, "device_get_metrics: out_metrics");
-    d.fill_metrics(*out);
+    constexpr size_t kFirstSize = offsetof(xal_device_metrics_t, job_memory_used_bytes);
+    check_not_null(out, "device_get_metrics: out_metrics");
+    if (out->struct_size < kFirstSize)
+      throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                  "device_get_metrics: out_metrics->struct_size is " +
+                      std::to_string(out->struct_size) + ", expected at least " +
+                      std::to_string(kFirstSize));
+    // Filled in a full copy that starts as the caller's fields, so that
+    // what the caller's struct holds and the mock does not set stays.
+    const size_t size = std::min(out->struct_size, sizeof(xal_device_metrics_t));
+    xal_device_metrics_t m{};
+    std::memcpy(&m, out, size);
+    d.fill_metrics(m);
+    std::memcpy(out, &m, size);
     return XAL_SUCCESS;
   });
 }

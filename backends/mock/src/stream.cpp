@@ -65,7 +65,7 @@ bool Stream::running_since(Clock::time_point* out) const {
 
 void Stream::finish(Clock::time_point start, bool device_work,
                     xal_status_t status, std::string message) {
-  if (device_work) busy_.add(start, Clock::now());
+  if (device_work) busy_.end(start, Clock::now());
   if (status != XAL_SUCCESS) {
     std::lock_guard lock(mutex_);
     if (error_ == XAL_SUCCESS) {
@@ -83,6 +83,7 @@ bool Stream::begin_inline(bool device_work, Clock::time_point* out_start) {
   *out_start = Clock::now();
   running_device_work_ = device_work;
   running_since_ = *out_start;
+  if (device_work) busy_.begin(*out_start);
   return true;
 }
 
@@ -111,6 +112,7 @@ void Stream::run() {
     const Clock::time_point start = Clock::now();
     running_device_work_ = task.device_work;
     running_since_ = start;
+    if (task.device_work) busy_.begin(start);
     lock.unlock();
     std::string message;
     const xal_status_t status = invoke(task.body, &message);

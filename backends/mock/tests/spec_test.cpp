@@ -139,6 +139,11 @@ TEST(DeviceSpec, JsonErrorsNamePlaceAndExpectation) {
   EXPECT_NE(e.find("count must be at least 1"), std::string::npos) << e;
   e = spec_error(R"([{"profile": "l4", "count": -2}])");
   EXPECT_NE(e.find("/0/count"), std::string::npos) << e;
+  // Unsigned values of 2^63 and more are too large, not negative.
+  e = spec_error(R"([{"profile": "l4", "count": 9223372036854775808}])");
+  EXPECT_NE(e.find("9223372036854775808 is too large"), std::string::npos) << e;
+  e = spec_error(R"([{"profile": "l4", "compute_units": 18446744073709551615}])");
+  EXPECT_NE(e.find("compute_units 18446744073709551615 is too large"), std::string::npos) << e;
   e = spec_error(R"([{"profile": "l4", "memory": "12 parsecs"}])");
   EXPECT_NE(e.find("unknown unit"), std::string::npos) << e;
   e = spec_error(R"([{"profile": "l4", "memory": 100}])");

@@ -69,7 +69,8 @@ typedef int32_t xal_status_t;
 #define XAL_ERROR_COLLECTIVE_MISMATCH ((xal_status_t)-14)
 #define XAL_ERROR_BACKEND ((xal_status_t)-15)   /* vendor error, no better map */
 #define XAL_ERROR_INTERNAL ((xal_status_t)-16)
-/* One past the most negative status; arrays indexed by -status use this. */
+/* One past the most negative status (how many statuses there are). The
+ * metrics struct counts errors in a fixed XAL_METRICS_ERROR_SLOTS array. */
 #define XAL_STATUS_COUNT 17
 
 /* ------------------------------------------------------------------------ */
@@ -314,7 +315,11 @@ typedef struct xal_device_metrics_t {
   uint64_t xal_alloc_bytes_peak;
   uint64_t xal_alloc_count_current;
   uint64_t xal_faults_injected;
-  uint64_t xal_errors[XAL_STATUS_COUNT]; /* indexed by -status */
+  /* Indexed by -status, for the statuses of ABI 1.0 (XAL_SUCCESS through
+   * XAL_ERROR_INTERNAL). Its capacity is fixed: a status added later is
+   * not counted here (docs/ABI.md), so the fields below never move. */
+#define XAL_METRICS_ERROR_SLOTS 17
+  uint64_t xal_errors[XAL_METRICS_ERROR_SLOTS];
   /* Added after 1.0 (a caller built with the 1.0 struct gets the fields
    * above). With the shared quota ledger (XAL_QUOTA_LEDGER): the card's
    * memory held through xal by every live process of the job, this one
