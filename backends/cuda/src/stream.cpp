@@ -241,29 +241,13 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
   });
 }
 
-xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
-                         xal_devptr_t dst, xal_bdevice_t* src_device,
-                         xal_devptr_t src, size_t bytes) {
-  xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
-    if (bytes == 0) return XAL_SUCCESS;
-    if (dst_device == src_device) return memcpy_dtod(stream, dst, src, bytes);
-    if (backend->driver.cuMemcpyPeerAsync == nullptr) {
-      return backend->error(XAL_ERROR_NOT_SUPPORTED,
-                            "cuda: the driver has no cuMemcpyPeerAsync");
-    }
-    for (xal_bdevice_s* d : {dst_device, src_device}) {
-      if (xal_status_t s = d->check_health(); s != XAL_SUCCESS) return s;
-    }
-    peer_access_enable(src_device, dst_device);
-    peer_access_enable(dst_device, src_device);
-    return memcpy_peer_as_is(stream, dst_device, dst, src_device, src, bytes);
-  });
-}
+namespace {
 
-xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
-                               xal_devptr_t dst, xal_bdevice_t* src_device,
-                               xal_devptr_t src, size_t bytes) {
+// A peer copy; `enable_access` first enables peer access both ways (not
+// from a host function: enabling may synchronize the context).
+xal_status_t copy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                       xal_devptr_t dst, xal_bdevice_t* src_device,
+                       xal_devptr_t src, size_t bytes, bool enable_access) {
   xal_backend_s* backend = stream->device->backend;
   return guarded(backend, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
@@ -274,6 +258,10 @@ xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
     }
     for (xal_bdevice_s* d : {dst_device, src_device}) {
       if (xal_status_t s = d->check_health(); s != XAL_SUCCESS) return s;
+    }
+    if (enable_access) {
+      peer_access_enable(src_device, dst_device);
+      peer_access_enable(dst_device, src_device);
     }
     if (xal_status_t s = enter(stream, "cuMemcpyPeerAsync"); s != XAL_SUCCESS)
       return s;
@@ -283,6 +271,20 @@ xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                     stream->stream),
                 "cuMemcpyPeerAsync");
   });
+}
+
+}  // namespace
+
+xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                         xal_devptr_t dst, xal_bdevice_t* src_device,
+                         xal_devptr_t src, size_t bytes) {
+  return copy_peer(stream, dst_device, dst, src_device, src, bytes, true);
+}
+
+xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
+                               xal_devptr_t dst, xal_bdevice_t* src_device,
+                               xal_devptr_t src, size_t bytes) {
+  return copy_peer(stream, dst_device, dst, src_device, src, bytes, false);
 }
 
 xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
