@@ -151,6 +151,17 @@ TEST(BusyTracker, ConcurrentTasksCountOnce) {
   EXPECT_NEAR(t.busy_in_window(t0 + seconds(1)), 0.9, 0.011);
 }
 
+// Launches the mock's sleep_us kernel `k` on `s` for `us` microseconds (one
+// thread).
+xal_status_t launch_sleep(xal_bstream_t* s, xal_bkernel_t* k, uint64_t us) {
+  xal_launch_config_t cfg{};
+  cfg.struct_size = sizeof(cfg);
+  cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 1;
+  cfg.block[0] = cfg.block[1] = cfg.block[2] = 1;
+  void* args[] = {&us};
+  return table().kernel_launch(s, k, &cfg, args, 1);
+}
+
 // Two streams each run a 200 ms kernel at the same time: the energy grows
 // by at most tdp_w times the time between the two reads.
 TEST(Device, EnergyOfConcurrentStreamsStaysWithinTdp) {
@@ -161,12 +172,6 @@ TEST(Device, EnergyOfConcurrentStreamsStaysWithinTdp) {
   ASSERT_EQ(table().module_load(d, XAL_MODULE_FORMAT_NATIVE, "sleep_us", 8, &mod), XAL_SUCCESS);
   xal_bkernel_t* sleep = nullptr;
   ASSERT_EQ(table().kernel_get(mod, "sleep_us", &sleep), XAL_SUCCESS);
-  xal_launch_config_t cfg{};
-  cfg.struct_size = sizeof(cfg);
-  cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 1;
-  cfg.block[0] = cfg.block[1] = cfg.block[2] = 1;
-  uint64_t us = 200000;
-  void* args[] = {&us};
   // Idle first, so that a busy total that counted both kernels would not
   // be hidden by the cap at the device's age.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -175,7 +180,7 @@ TEST(Device, EnergyOfConcurrentStreamsStaysWithinTdp) {
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(table().device_get_metrics(d, &before), XAL_SUCCESS);
   for (xal_bstream_t* stream : s)
-    ASSERT_EQ(table().kernel_launch(stream, sleep, &cfg, args, 1), XAL_SUCCESS);
+    ASSERT_EQ(launch_sleep(stream, sleep, 200000), XAL_SUCCESS);
   for (xal_bstream_t* stream : s) ASSERT_EQ(table().stream_synchronize(stream), XAL_SUCCESS);
   ASSERT_EQ(table().device_get_metrics(d, &after), XAL_SUCCESS);
   const double elapsed =
@@ -218,14 +223,8 @@ TEST(Device, MetricsFollowThePowerModel) {
   ASSERT_EQ(table().module_load(d, XAL_MODULE_FORMAT_NATIVE, "sleep_us", 8, &mod), XAL_SUCCESS);
   xal_bkernel_t* sleep = nullptr;
   ASSERT_EQ(table().kernel_get(mod, "sleep_us", &sleep), XAL_SUCCESS);
-  xal_launch_config_t cfg{};
-  cfg.struct_size = sizeof(cfg);
-  cfg.grid[0] = cfg.grid[1] = cfg.grid[2] = 1;
-  cfg.block[0] = cfg.block[1] = cfg.block[2] = 1;
-  uint64_t us = 200000;
-  void* args[] = {&us};
   const xal_devptr_t p = inst.alloc(0, 1 << 20);
-  ASSERT_EQ(table().kernel_launch(s, sleep, &cfg, args, 1), XAL_SUCCESS);
+  ASSERT_EQ(launch_sleep(s, sleep, 200000), XAL_SUCCESS);
   ASSERT_EQ(table().stream_synchronize(s), XAL_SUCCESS);
   const auto synced = std::chrono::steady_clock::now();
   xal_device_metrics_t busy{};
