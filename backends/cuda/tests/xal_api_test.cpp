@@ -38,6 +38,21 @@ bool find_backend(const char* name, xal_backend_info_t* out) {
   return false;
 }
 
+// Appends the CUDA devices xal lists to `out`; the simulation has two.
+void cuda_devices(std::vector<xal_device_t>* out) {
+  uint32_t count = 0;
+  ASSERT_EQ(xal_device_count(&count), XAL_SUCCESS);
+  for (uint32_t i = 0; i < count; ++i) {
+    xal_device_t d = nullptr;
+    xal_device_properties_t p{};
+    p.struct_size = sizeof p;
+    ASSERT_EQ(xal_device_get(i, &d), XAL_SUCCESS);
+    ASSERT_EQ(xal_device_get_properties(d, &p), XAL_SUCCESS);
+    if (std::strcmp(p.backend, "cuda") == 0) out->push_back(d);
+  }
+  ASSERT_EQ(out->size(), 2u);
+}
+
 class CudaSimXal : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -46,17 +61,7 @@ class CudaSimXal : public ::testing::Test {
     }
     unsetenv("XALSIM_CUDA_FAIL");
     ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS) << last_error().message;
-    uint32_t count = 0;
-    ASSERT_EQ(xal_device_count(&count), XAL_SUCCESS);
-    for (uint32_t i = 0; i < count; ++i) {
-      xal_device_t d = nullptr;
-      xal_device_properties_t p{};
-      p.struct_size = sizeof p;
-      ASSERT_EQ(xal_device_get(i, &d), XAL_SUCCESS);
-      ASSERT_EQ(xal_device_get_properties(d, &p), XAL_SUCCESS);
-      if (std::strcmp(p.backend, "cuda") == 0) devices_.push_back(d);
-    }
-    ASSERT_EQ(devices_.size(), 2u);
+    cuda_devices(&devices_);
   }
   void TearDown() override {
     unsetenv("XALSIM_CUDA_FAIL");
@@ -256,17 +261,8 @@ TEST(CudaSimXalPeer, WithoutWaitValueTheCoreTakesOver) {
                         {"XALSIM_CUDA_HIDE", "cuStreamWaitValue32"}});
   ASSERT_EQ(xal_init(nullptr), XAL_SUCCESS) << last_error().message;
   std::vector<xal_device_t> devices;
-  uint32_t count = 0;
-  ASSERT_EQ(xal_device_count(&count), XAL_SUCCESS);
-  for (uint32_t i = 0; i < count; ++i) {
-    xal_device_t d = nullptr;
-    xal_device_properties_t p{};
-    p.struct_size = sizeof p;
-    ASSERT_EQ(xal_device_get(i, &d), XAL_SUCCESS);
-    ASSERT_EQ(xal_device_get_properties(d, &p), XAL_SUCCESS);
-    if (std::strcmp(p.backend, "cuda") == 0) devices.push_back(d);
-  }
-  ASSERT_EQ(devices.size(), 2u);
+  cuda_devices(&devices);
+  if (HasFatalFailure()) return;
   xal_comm_t comms[2] = {nullptr, nullptr};
   ASSERT_EQ(xal_comm_create(devices.data(), 2, nullptr, comms), XAL_SUCCESS)
       << last_error().message;
