@@ -385,7 +385,8 @@ write_summary() {
     fi
     if [[ -f "$OUT_DIR/rawbench.log" ]]; then
       echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us;"
-      echo "H2D/D2H judged against raw copies from registered pages, as xal_host_alloc's):"
+      echo "H2D/D2H judged against raw copies from registered pages, as xal_host_alloc's;"
+      echo "D2D and launch: raw and xal interleaved in one process state, same memory):"
       cat "$OUT_DIR/rawbench.log"
     fi
     if [[ -f "$OUT_DIR/nccl.log" ]]; then
@@ -410,7 +411,7 @@ write_summary() {
           echo " collectives did not finish. The usual cause is a driver that runs a"
           echo " context's host functions one at a time, which the default mode, thread,"
           echo " does not depend on. First errors in coll-driver.log:)"
-          grep -m2 -E 'TIMEOUT|error' "$OUT_DIR/coll-$mode.log" | sed 's/^/  /'
+          grep -v 'warning' "$OUT_DIR/coll-$mode.log" | grep -m2 -E 'TIMEOUT|error' | sed 's/^/  /'
         fi
       fi
     done

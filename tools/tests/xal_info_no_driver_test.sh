@@ -18,10 +18,10 @@ printf '%s\n' "$text"
 expect "$text" "cuda  UNAVAILABLE"
 expect "$text" "XAL_ERROR_BACKEND_UNAVAILABLE"
 expect "$text" "/nonexistent/libcuda.so.1: cannot open shared object file"
-expect "$text" "verified on a simulated driver only, not yet on NVIDIA hardware"
+expect "$text" "verified on an H200; multi-GPU paths on a simulated driver only"
 expect "$text" "Devices: 0"
 
 json=$("$xal_info" --json) || fail "xal-info --json exited with $?"
 expect "$json" '"state": "UNAVAILABLE"'
-expect "$json" '"note": "verified on a simulated driver only, not yet on NVIDIA hardware"'
+expect "$json" '"note": "verified on an H200; multi-GPU paths on a simulated driver only"'
 echo "PASS"

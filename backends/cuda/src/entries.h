@@ -15,7 +15,7 @@ namespace xal::cuda {
 // What this backend has been run on: the table's support_note (shown when
 // init fails) and the start of describe's note.
 inline constexpr char kSupportNote[] =
-    "verified on a simulated driver only, not yet on NVIDIA hardware";
+    "verified on an H200; multi-GPU paths on a simulated driver only";
 
 // device.cpp
 xal_status_t init_devices(xal_backend_t* backend);

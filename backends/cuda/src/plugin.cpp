@@ -138,6 +138,11 @@ xal_status_t init(const xal_backend_init_args_t* args,
       backend->host_func_threads = false;
       note += std::string(note.empty() ? "" : "; ") +
               "host functions on the driver's thread (XAL_CUDA_HOST_FUNCS=driver)";
+      // Seen on an H200 (driver 580): that driver runs them one at a time.
+      backend->log(XAL_LOG_WARNING,
+                   "cuda: XAL_CUDA_HOST_FUNCS=driver: the driver may run a context's host "
+                   "functions one at a time (an H200 with driver 580 does), and the core's "
+                   "collectives across backends then end in XAL_ERROR_TIMEOUT");
     } else if (!host_funcs.empty() && host_funcs != "thread") {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,
                             "cuda: XAL_CUDA_HOST_FUNCS '" + host_funcs +

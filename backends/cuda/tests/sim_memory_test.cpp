@@ -29,15 +29,15 @@ TEST_F(CudaSim, DescribeSaysSimulated) {
   EXPECT_STREQ(d.name, "cuda");
   EXPECT_STREQ(d.driver_version, "13.0");
   EXPECT_TRUE(d.flags & XAL_BACKEND_FLAG_SIMULATED);
-  EXPECT_NE(std::string(d.note).find("simulated driver"), std::string::npos)
+  EXPECT_NE(std::string(d.note).find("; simulated driver ("), std::string::npos)
       << d.note;
   EXPECT_EQ(std::string(d.note).rfind(
-                "verified on a simulated driver only, not yet on NVIDIA hardware", 0),
+                "verified on an H200; multi-GPU paths on a simulated driver only", 0),
             0u)
       << d.note;
   // The same words in the table, for xal-info when init fails.
   EXPECT_STREQ(table_->support_note,
-               "verified on a simulated driver only, not yet on NVIDIA hardware");
+               "verified on an H200; multi-GPU paths on a simulated driver only");
 }
 
 TEST_F(CudaSim, PropertiesComeFromTheDriver) {

@@ -472,7 +472,7 @@ TEST(CudaXalNoDriver, UnavailableWithReasonOthersLoad) {
   EXPECT_EQ(cuda.device_count, 0u);
   // Even without a driver, the listing says what the backend has run on.
   EXPECT_STREQ(cuda.note,
-               "verified on a simulated driver only, not yet on NVIDIA hardware");
+               "verified on an H200; multi-GPU paths on a simulated driver only");
   xal_backend_info_t mock{};
   if (find_backend("mock", &mock)) {
     EXPECT_EQ(mock.state, XAL_BACKEND_STATE_LOADED);

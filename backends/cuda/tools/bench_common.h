@@ -55,6 +55,12 @@ struct Result {
   double xal_host_gbps = 0;
   double raw_registered_gbps = 0;
   double raw_registered_host_gbps = 0;
+  // D2D only: raw_* and xal_* are timed in one process state on xal's
+  // memory (same_state.cpp, judged); these in each side's own set-up, with
+  // its own buffers (shown, not judged: at 1-4 MiB they moved by 3 % from
+  // run to run on an H200 with the same code).
+  double own_raw_gbps = 0;
+  double own_xal_gbps = 0;
 
   bool host_copy() const { return direction != "dtod"; }
   // What the target is judged against: registered pages for H2D/D2H.
@@ -101,6 +107,25 @@ inline constexpr int kMaxQueuedCopies = 256;
 bool time_copies(const Options& options, const std::string& direction, size_t bytes,
                  const CopySide& side, double* host_gbps, double* device_gbps,
                  std::string* error);
+
+// Rounds of the launch timing (same_state.cpp), each side's best kept.
+inline constexpr int kLaunchRounds = 10;
+
+// The xal side of the copies (xal_side.cpp): xal initialised alone, the
+// same work as the raw side; fills the xal_* fields of *results.
+int run_xal(const Options& options, std::vector<Result>* results, std::string* error);
+
+// What is judged in one process state (same_state.cpp): the launch cost,
+// raw cuLaunchKernel against xal_kernel_launch (kLaunchRounds interleaved
+// rounds of options.launches calls each, the best round of each side), and
+// the D2D copies of *results, raw and xal on xal's memory in alternating
+// order (the figures of each side's own set-up move to own_*_gbps).
+int run_same_state(const Options& options, std::vector<Result>* results, double* raw_us,
+                   double* xal_us, std::string* error);
+
+// --diagnose: launches, cuCtxGetCurrent and D2D copies on xal's memory,
+// raw and xal interleaved in one process state, printed (same_state.cpp).
+int run_diagnose(const Options& options, std::string* error);
 
 // Parses "1MiB"-style sizes; false with *error on a malformed one.
 bool parse_sizes(const std::vector<std::string>& text, std::vector<size_t>* out,

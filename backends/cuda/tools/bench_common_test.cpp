@@ -149,12 +149,16 @@ TEST(RawbenchReport, HostCopiesAreJudgedAgainstRegisteredPages) {
   Result dtod{"dtod", size_t{64} << 20};
   dtod.raw_gbps = 2000;
   dtod.xal_gbps = 1990;
+  dtod.own_raw_gbps = 2050;  // each side's own set-up: shown, not judged
+  dtod.own_xal_gbps = 1900;
   Options o;
   ::testing::internal::CaptureStdout();
   EXPECT_TRUE(report(dir, o, {htod, dtod}, 2.0, 2.1, &error)) << error;
   const std::string printed = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(printed.find("registered with cuMemHostRegister"), std::string::npos) << printed;
   EXPECT_NE(printed.find("vs alloc"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("own set-up"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("ratio  0.9268"), std::string::npos) << printed;
 
   std::ifstream file(dir + "/raw_vs_xal.json");
   const nlohmann::json doc = nlohmann::json::parse(file);
@@ -167,6 +171,8 @@ TEST(RawbenchReport, HostCopiesAreJudgedAgainstRegisteredPages) {
   const auto& d = doc["copies"][1];
   EXPECT_EQ(d["baseline"], "raw");
   EXPECT_NEAR(d["ratio"].get<double>(), 0.995, 1e-9);
+  EXPECT_NEAR(d["own_xal_gbps"].get<double>(), 1900, 1e-9);
+  EXPECT_TRUE(d["pass"].get<bool>());  // the own set-up's 0.927 is not judged
   EXPECT_TRUE(doc["all_targets_met"].get<bool>());
 
   // Short of the registered baseline: the target is missed.

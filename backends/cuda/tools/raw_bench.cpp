@@ -2,26 +2,36 @@
 //
 // Measures, on one CUDA device, page-locked H2D and D2H bandwidth
 // (cuMemcpyHtoDAsync / cuMemcpyDtoHAsync), D2D bandwidth and the host cost
-// of cuLaunchKernel, first through the driver directly (dlopen of
-// libcuda.so.1, as the backend does) and then the same through xal's public
-// ABI, alternating the two (raw, xal, raw, xal) so that both see the same
-// machine state and as many trials. Both sides do the same work
-// (time_copies in bench_common.cpp): page-locked host memory, a non-blocking
-// stream, copies timed by events around a batch queued behind a spin kernel
-// (the copies' bandwidth, which the targets are read against) and with the
-// host clock from the first enqueue to the stream synchronize (call costs
-// included), each after an untimed warm-up; and the host time of
-// cuLaunchKernel of an empty kernel in batches. Raw H2D/D2H are timed from
-// cuMemHostAlloc memory and from malloc'ed pages registered with
+// of cuLaunchKernel, through the driver directly (dlopen of libcuda.so.1, as
+// the backend does) and through xal's public ABI.
+//
+// Copies: each side in a set-up of its own, in turns (raw, xal, then xal,
+// raw) so that both see the same machine state and as many trials. Both do
+// the same work (time_copies in bench_common.cpp): page-locked host memory,
+// a non-blocking stream, copies timed by events around a batch queued behind
+// a spin kernel (the copies' bandwidth, which the targets are read against)
+// and with the host clock from the first enqueue to the stream synchronize
+// (call costs included), each after an untimed warm-up. Raw H2D/D2H are
+// timed from cuMemHostAlloc memory and from malloc'ed pages registered with
 // cuMemHostRegister, which is how xal_host_alloc makes page-locked memory;
 // the H2D/D2H target is judged against the registered pages (the same kind
 // of page-locked memory on both sides), the ratio to cuMemHostAlloc shown
-// beside it. Writes a JSON report with the ratios and the targets:
+// beside it.
+//
+// Launches and D2D: raw and through xal interleaved in one process state,
+// on the same device memory (same_state.cpp). On an H200 the host cost of
+// cuLaunchKernel moved by 0.4 us between set-ups and with the order of the
+// sides, more than the launch target, and D2D at 1-4 MiB by 3 %; in one
+// state, each round in another order, both sides match to 0.04 us and 1 %.
+// The D2D figures of each side's own set-up are shown beside, not judged.
+// --diagnose prints the launch paths (raw, xal, the plugin's table alone,
+// cuCtxGetCurrent) and D2D timed that way, instead of the whole run.
+//
+// Writes a JSON report with the ratios and the targets:
 //   H2D/D2H >= 0.98 of raw from 1 MiB, D2D >= 0.98, launch <= +0.2 us.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -37,14 +47,7 @@ using xal::cuda::rawbench::CopySide;
 using xal::cuda::rawbench::Options;
 using xal::cuda::rawbench::Result;
 
-namespace xal::cuda::rawbench {
-int run_xal(const Options& options, std::vector<Result>* results,
-            double* launch_us, std::string* error);
-}
-
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 #define CHECK_CU(call)                                                     \
   do {                                                                     \
@@ -90,7 +93,7 @@ CopySide raw_side(const xal::cuda::DriverSymbols& d, void* host, CUdeviceptr a, 
   return side;
 }
 
-int run_raw(const Options& o, std::vector<Result>* results, double* launch_us) {
+int run_raw(const Options& o, std::vector<Result>* results) {
   xal::cuda::DriverSymbols d;
   std::string reason;
   const char* path = std::getenv("XAL_CUDA_DRIVER");
@@ -129,8 +132,7 @@ int run_raw(const Options& o, std::vector<Result>* results, double* launch_us) {
   CHECK_CU(d.cuEventCreate(&events[1], CU_EVENT_DEFAULT));
   CUmodule module = nullptr;
   CHECK_CU(d.cuModuleLoadDataEx(&module, xal::cuda::rawbench::kBenchKernelsPtx, 0, nullptr, nullptr));
-  CUfunction empty = nullptr, spin = nullptr;
-  CHECK_CU(d.cuModuleGetFunction(&empty, module, "xal_empty"));
+  CUfunction spin = nullptr;
   CHECK_CU(d.cuModuleGetFunction(&spin, module, "xal_bench_spin"));
   std::string error;
   const CopySide side = raw_side(d, host, a, b, stream, spin, events, &error);
@@ -144,25 +146,6 @@ int run_raw(const Options& o, std::vector<Result>* results, double* launch_us) {
       return 1;
     }
   }
-  // Launch cost: host time to enqueue an empty kernel, in batches short
-  // enough that the queue never fills.
-  double best_us = 1e30;
-  for (int trial = 0; trial < o.trials; ++trial) {
-    double total = 0;
-    long count = 0;
-    for (int batch = 0; batch < o.launches / o.batch; ++batch) {
-      const auto t0 = Clock::now();
-      for (int i = 0; i < o.batch; ++i) {
-        CHECK_CU(d.cuLaunchKernel(empty, 1, 1, 1, 1, 1, 1, 0, stream, nullptr,
-                                  nullptr));
-      }
-      total += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      count += o.batch;
-      CHECK_CU(d.cuStreamSynchronize(stream));
-    }
-    best_us = std::min(best_us, total / static_cast<double>(count));
-  }
-  *launch_us = best_us;
   d.cuModuleUnload(module);
   d.cuEventDestroy(events[0]);
   d.cuEventDestroy(events[1]);
@@ -182,6 +165,7 @@ int main(int argc, char** argv) {
   std::string out_dir = ".";
   std::vector<std::string> sizes = {"1MiB", "4MiB", "16MiB", "64MiB", "256MiB"};
   bool strict = false;
+  bool diagnose = false;
   CLI::App app{"Raw CUDA driver API against xal: copy bandwidth and launch cost"};
   app.add_option("--out", out_dir, "folder for raw_vs_xal.json (created if missing)");
   app.add_option("--sizes", sizes, "transfer sizes (1MiB, 64MiB, ...)");
@@ -192,6 +176,9 @@ int main(int argc, char** argv) {
   app.add_option("--launches", o.launches, "kernel launches per trial")->check(AtLeast(1));
   app.add_option("--gate-us", o.gate_us, "spin before each device-timed batch (doubled while too short)")->check(AtLeast(1));
   app.add_flag("--strict", strict, "exit 2 when a target is missed");
+  app.add_flag("--diagnose", diagnose,
+               "instead: raw and xal interleaved in one process state (launch, "
+               "cuCtxGetCurrent, D2D on xal's memory), to place a gap");
   if (const auto status = xal::common::parse_options(app, "xal-cuda-rawbench", argc, argv)) {
     return *status;
   }
@@ -206,22 +193,28 @@ int main(int argc, char** argv) {
     return xal::common::kExitBadOptions;
   }
   o.batch = std::min(o.batch, o.launches);
+  if (diagnose) {
+    if (xal::cuda::rawbench::run_diagnose(o, &error) == 0) return 0;
+    std::fprintf(stderr, "xal-cuda-rawbench: --diagnose: %s\n", error.c_str());
+    return 1;
+  }
   std::vector<Result> results;
   for (size_t bytes : o.sizes) {
     for (const char* dir : {"htod", "dtoh", "dtod"}) results.push_back({dir, bytes});
   }
-  // Raw, xal, raw, xal: each side gets the same number of trials, half
-  // before and half after the other's, and keeps its best figure, so that
-  // neither is compared with a run that happened to be slow.
-  double raw_launch = 1e30, xal_launch = 1e30;
+  // Raw then xal, then xal then raw: each side gets the same number of
+  // trials, once before and once after the other, and keeps its best
+  // figure, so that neither is compared with a run that happened to be slow.
   for (int round = 0; round < 2; ++round) {
     std::vector<Result> raw = results;
     std::vector<Result> via_xal = results;
-    double raw_us = 0, xal_us = 0;
-    if (run_raw(o, &raw, &raw_us) != 0) return 1;
-    if (xal::cuda::rawbench::run_xal(o, &via_xal, &xal_us, &error) != 0) {
-      std::fprintf(stderr, "xal-cuda-rawbench: xal: %s\n", error.c_str());
-      return 1;
+    for (int turn = 0; turn < 2; ++turn) {
+      if ((turn == 0) == (round == 0)) {
+        if (run_raw(o, &raw) != 0) return 1;
+      } else if (xal::cuda::rawbench::run_xal(o, &via_xal, &error) != 0) {
+        std::fprintf(stderr, "xal-cuda-rawbench: xal: %s\n", error.c_str());
+        return 1;
+      }
     }
     for (size_t i = 0; i < results.size(); ++i) {
       Result& r = results[i];
@@ -233,8 +226,11 @@ int main(int argc, char** argv) {
       r.xal_gbps = std::max(r.xal_gbps, via_xal[i].xal_gbps);
       r.xal_host_gbps = std::max(r.xal_host_gbps, via_xal[i].xal_host_gbps);
     }
-    raw_launch = std::min(raw_launch, raw_us);
-    xal_launch = std::min(xal_launch, xal_us);
+  }
+  double raw_launch = 0, xal_launch = 0;
+  if (xal::cuda::rawbench::run_same_state(o, &results, &raw_launch, &xal_launch, &error) != 0) {
+    std::fprintf(stderr, "xal-cuda-rawbench: one process state: %s\n", error.c_str());
+    return 1;
   }
   const bool ok = xal::cuda::rawbench::report(out_dir, o, results, raw_launch,
                                               xal_launch, &error);

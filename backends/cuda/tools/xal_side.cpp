@@ -1,7 +1,6 @@
-// xal_side.cpp -- the xal half of xal-cuda-rawbench: the same copies and
-// launches through the public ABI.
+// xal_side.cpp -- the xal half of xal-cuda-rawbench's copies: the same
+// copies through the public ABI.
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -14,8 +13,6 @@
 namespace xal::cuda::rawbench {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string last_error(const char* call) {
   xal_error_info_t info{};
@@ -72,8 +69,7 @@ CopySide xal_copy_side(void* host, xal_devptr_t a, xal_devptr_t b, xal_stream_t 
 
 }  // namespace
 
-int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
-            std::string* error) {
+int run_xal(const Options& o, std::vector<Result>* results, std::string* error) {
   xal_init_options_t init{};
   init.struct_size = sizeof init;
   init.backends = std::getenv("XAL_BACKENDS") != nullptr ? nullptr : "cuda";
@@ -99,8 +95,7 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
   xal_module_t module = nullptr;
   CHECK_XAL(xal_module_load(dev, XAL_MODULE_FORMAT_PTX, kBenchKernelsPtx,
                             sizeof kBenchKernelsPtx - 1, &module));
-  xal_kernel_t empty = nullptr, spin = nullptr;
-  CHECK_XAL(xal_kernel_get(module, "xal_empty", &empty));
+  xal_kernel_t spin = nullptr;
   CHECK_XAL(xal_kernel_get(module, "xal_bench_spin", &spin));
   const CopySide side = xal_copy_side(host, a, b, stream, spin, events, error);
   for (Result& r : *results) {
@@ -109,26 +104,6 @@ int run_xal(const Options& o, std::vector<Result>* results, double* launch_us,
       return 1;
     }
   }
-  xal_launch_config_t config{};
-  config.struct_size = sizeof config;
-  config.grid[0] = config.grid[1] = config.grid[2] = 1;
-  config.block[0] = config.block[1] = config.block[2] = 1;
-  double best_us = 1e30;
-  for (int trial = 0; trial < o.trials; ++trial) {
-    double total = 0;
-    long launched = 0;
-    for (int batch = 0; batch < o.launches / o.batch; ++batch) {
-      const auto t0 = Clock::now();
-      for (int i = 0; i < o.batch; ++i) {
-        CHECK_XAL(xal_kernel_launch(stream, empty, &config, nullptr, 0));
-      }
-      total += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-      launched += o.batch;
-      CHECK_XAL(xal_stream_synchronize(stream));
-    }
-    best_us = std::min(best_us, total / static_cast<double>(launched));
-  }
-  *launch_us = best_us;
   xal_module_unload(module);
   xal_event_destroy(events[0]);
   xal_event_destroy(events[1]);
