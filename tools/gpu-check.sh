@@ -25,10 +25,11 @@
 #                                         only the steps named (to run again
 #                                         the ones that failed): xal-info,
 #                                         xal-smi, kernels, rawbench,
-#                                         conformance, bench-copy,
+#                                         conformance, conformance-faults,
+#                                         bench-copy,
 #                                         bench-dispatch, mixed-collectives,
 #                                         coll-thread, coll-driver, nccl,
-#                                         peer-collectives.
+#                                         peer-collectives, faultcheck.
 #   tools/gpu-check.sh [--simulate] [--out OUT]
 #                                         on a GPU machine that can build xal
 #                                         itself (scripts/deps.sh installed):
@@ -41,13 +42,15 @@
 # xal-cuda-kernelcheck (xal's embedded kernels, every dtype and op, against
 # the host), xal-cuda-rawbench (raw driver API against xal, same run: the
 # issue's targets), the conformance suite in full on the CUDA devices
-# (XAL_BACKENDS=cuda), xal-bench copy and dispatch, every collective on the
+# (XAL_BACKENDS=cuda), its faults group through the fault backend over them
+# (XAL_BACKENDS=fault:cuda), xal-bench copy and dispatch, every collective on the
 # CUDA devices with a mock card (collectives_check, then xal-bench coll with
 # the backend's host function threads and without), xal-bench coll through
 # NCCL when the machine has a libnccl.so.2 (on the simulated driver: the
 # bundle's simulated NCCL), and the plugin's collectives without NCCL
 # checked and timed against the core's path when it has two CUDA devices or
-# more.
+# more; last, xal-cuda-faultcheck (a PTX that does not compile, a kernel
+# fault and the reset after it).
 #
 # Time: each step and every other outside command has a time limit, and
 # the run a deadline, 450 s from its start (GPU_CHECK_DEADLINE_S seconds
@@ -102,7 +105,7 @@ prepare() {
 
   local targets=(xal xal_backend_cuda xalsim_cuda xalsim_nvml xalsim_nccl xal-info xal-smi xal-conform
                  xal-conform-suite xal-bench xal-cuda-rawbench xal-cuda-kernelcheck
-                 xal_example_collectives_check)
+                 xal-cuda-faultcheck xal_example_collectives_check)
   local available=()
   local t
   for t in "${targets[@]}"; do
@@ -125,7 +128,7 @@ prepare() {
   mkdir -p "$dest/bin" "$dest/lib/xal" "$dest/lib/cuda-sim"
   local f
   for f in xal-info xal-smi xal-conform xal-conform-suite xal-bench xal-cuda-rawbench \
-           xal-cuda-kernelcheck \
+           xal-cuda-kernelcheck xal-cuda-faultcheck \
            collectives_check; do
     [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$dest/bin/"
   done
@@ -232,8 +235,8 @@ preflight() {
 }
 STEPS=()
 declare -A OUTCOME=()
-ALL_STEPS=(xal-info xal-smi kernels rawbench conformance bench-copy bench-dispatch
-           mixed-collectives coll-thread coll-driver nccl peer-collectives)
+ALL_STEPS=(xal-info xal-smi kernels rawbench conformance conformance-faults bench-copy bench-dispatch
+           mixed-collectives coll-thread coll-driver nccl peer-collectives faultcheck)
 ONLY=()  # --only: the steps to run; empty runs them all
 
 # The run's deadline: no step runs past it, the later ones are listed as
@@ -383,6 +386,11 @@ write_summary() {
       echo "xal's embedded kernels: $(tail -1 "$OUT_DIR/kernels.log")"
       echo
     fi
+    if [[ -f "$OUT_DIR/faultcheck.log" ]]; then
+      echo "bad paths on the device: $(tail -1 "$OUT_DIR/faultcheck.log")"
+      grep -E '^  (ok  |FAIL) ' "$OUT_DIR/faultcheck.log"
+      echo
+    fi
     if [[ -f "$OUT_DIR/rawbench.log" ]]; then
       echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us;"
       echo "H2D/D2H judged against raw copies from registered pages, as xal_host_alloc's;"
@@ -419,6 +427,11 @@ write_summary() {
       echo
       echo "conformance (last lines):"
       tail -15 "$OUT_DIR/conformance.log"
+    fi
+    if [[ -f "$OUT_DIR/conformance-faults.log" ]]; then
+      echo
+      echo "conformance, faults group through the fault backend (XAL_BACKENDS=fault:cuda):"
+      grep -E '^xal-conform \(' "$OUT_DIR/conformance-faults.log"
     fi
   } >"$OUT_DIR/summary.txt.new" 2>/dev/null &&
     mv -f "$OUT_DIR/summary.txt.new" "$OUT_DIR/summary.txt"
@@ -559,6 +572,15 @@ run_checks() {
   else
     skipped conformance "MISSING from the bundle"
   fi
+  # The faults group through the fault backend over the CUDA devices:
+  # injected errors of every profile, async errors, bit flips (staged in
+  # stream order through host functions), hangs, on the real driver.
+  if [[ -x "$bin/xal-conform" && -e "$bundle/lib/xal/libxal_backend_fault.so" ]]; then
+    step conformance-faults 60 env XAL_BACKENDS=fault:cuda "$bin/xal-conform" \
+      --group faults --timeout 40 --report "$OUT_DIR/conformance-faults.json"
+  else
+    skipped conformance-faults "MISSING from the bundle"
+  fi
   if [[ -x "$bin/xal-bench" ]]; then
     step bench-copy 55 "$bin/xal-bench" copy --benchmark_min_time=0.2 \
       --benchmark_format=json --benchmark_out="$OUT_DIR/bench-copy.json"
@@ -644,6 +666,14 @@ run_checks() {
           done
         done' "$bin/collectives_check" "$bin/xal-bench"
     fi
+  fi
+  # Last, since it leaves the device in an error state when the reset does
+  # not clear it: a PTX that does not compile, a kernel fault (700), the
+  # device lost, xal_device_reset.
+  if [[ -x "$bin/xal-cuda-faultcheck" ]]; then
+    step faultcheck 30 "$bin/xal-cuda-faultcheck"
+  else
+    skipped faultcheck "MISSING from the bundle"
   fi
   # finish (the EXIT trap) writes the summary and the archive.
   return 0

@@ -49,15 +49,18 @@ for f in summary.txt system.txt xal-info.json conformance.json \
 done
 grep -q 'SIMULATED driver' "$out/system.txt" || fail "system.txt does not say simulated"
 grep -q '^C++ runtime: ' "$out/system.txt" || fail "system.txt has no C++ runtime line"
-for name in xal-info xal-smi kernels conformance bench-copy bench-dispatch mixed-collectives nccl \
-            coll-thread coll-driver peer-collectives rawbench; do
+for name in xal-info xal-smi kernels conformance conformance-faults bench-copy bench-dispatch \
+            mixed-collectives nccl \
+            coll-thread coll-driver peer-collectives rawbench faultcheck; do
   grep -qE "^$name +(ok|TIMEOUT|FAILED|left out)" "$out/summary.txt" ||
     fail "summary.txt does not list step $name"
 done
 # These steps do not depend on timing; they must pass on the simulation.
-for name in xal-info xal-smi kernels bench-dispatch nccl peer-collectives rawbench; do
+for name in xal-info xal-smi kernels bench-dispatch nccl peer-collectives rawbench faultcheck; do
   grep -qE "^$name +ok" "$out/summary.txt" || fail "step $name did not pass"
 done
+grep -q '^bad paths on the device: xal-cuda-faultcheck: PASS' "$out/summary.txt" ||
+  fail "summary.txt does not show the fault check's result"
 grep -q '^nccl: .*libxalsim-nccl.so' "$out/system.txt" || fail "the nccl step did not use the simulated NCCL"
 if [[ -f "$archive" ]]; then
   listing="$(tar -tzf "$archive")" || fail "the archive does not read"

@@ -281,16 +281,37 @@ xal_status_t device_reset(xal_bdevice_t* device) {
       device->allocations.clear();
       device->generation.fetch_add(1, std::memory_order_acq_rel);
     }
+    // A call after the reset that still fails: with a sticky error, the
+    // driver keeps it for the process (cuda.h, after 700: "the process must
+    // be terminated and relaunched"), and the device stays lost.
+    auto still_fails = [&](CUresult failed, const char* call) {
+      xal_backend_s::Failure failure = backend->describe_failure(failed, call, nullptr);
+      failure.message = "cuda: device " + std::to_string(device->index) +
+                        " still fails after cuDevicePrimaryCtxReset: " +
+                        failure.message.substr(std::strlen("cuda: "));
+      if (is_sticky(failed)) {
+        failure.message += "; the driver keeps this error until the process ends";
+        // This report replaces the one that made the device unhealthy.
+        std::lock_guard<std::mutex> lock(device->health_mutex);
+        device->sticky_result = failed;
+        device->sticky_status = failure.status;
+        device->sticky_message = failure.message;
+        device->reset_did_not_clear = true;
+        device->unhealthy.store(true, std::memory_order_release);
+      }
+      return backend->report(failure);
+    };
     CUresult r = d.cuDevicePrimaryCtxReset(device->device);
     if (r != CUDA_SUCCESS) {
       return backend->fail(r, "cuDevicePrimaryCtxReset", nullptr);
     }
     // The retained primary context comes back on its next use; take its
-    // (possibly new) handle.
+    // (possibly new) handle. An H200's driver (580) answers 700 here after
+    // CUDA_ERROR_ILLEGAL_ADDRESS (2026-12-04).
     CUcontext context = nullptr;
     if ((r = d.cuDevicePrimaryCtxRetain(&context, device->device)) !=
         CUDA_SUCCESS) {
-      return backend->fail(r, "cuDevicePrimaryCtxRetain", nullptr);
+      return still_fails(r, "cuDevicePrimaryCtxRetain");
     }
     d.cuDevicePrimaryCtxRelease(device->device);
     device->context = context;
@@ -312,17 +333,7 @@ xal_status_t device_reset(xal_bdevice_t* device) {
       device->unhealthy.store(false, std::memory_order_release);
     }
     if (const auto [probe, call] = probe_after_reset(device); probe != CUDA_SUCCESS) {
-      xal_backend_s::Failure failure = backend->describe_failure(probe, call, nullptr);
-      failure.message = "cuda: device " + std::to_string(device->index) +
-                        " still fails after cuDevicePrimaryCtxReset: " +
-                        failure.message.substr(std::strlen("cuda: "));
-      if (is_sticky(probe)) {
-        failure.message += "; the driver keeps this error until the process ends";
-        device->mark_unhealthy(probe, failure.status, failure.message);
-        std::lock_guard<std::mutex> lock(device->health_mutex);
-        device->reset_did_not_clear = true;
-      }
-      return backend->report(failure);
+      return still_fails(probe, call);
     }
     // The reset dropped the context's registrations of page-locked memory.
     reregister_host_memory(backend);

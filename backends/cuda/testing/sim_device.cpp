@@ -176,6 +176,8 @@ CUresult sim_cuDevicePrimaryCtxRetain(CUcontext* out, CUdevice dev) {
   Driver& d = driver();
   std::lock_guard<std::mutex> lock(d.mutex);
   Context* ctx = d.contexts[static_cast<size_t>(dev)].get();
+  // The context cannot be made again while the driver keeps its error.
+  if (ctx->sticky_kept_by_reset) return ctx->sticky.load();
   ++ctx->retained;
   *out = reinterpret_cast<CUcontext>(ctx);
   return CUDA_SUCCESS;

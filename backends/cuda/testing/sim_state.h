@@ -75,6 +75,10 @@ struct Context {
   int device = 0;
   int retained = 0;
   std::atomic<CUresult> sticky{CUDA_SUCCESS};
+  // Set when a reset kept the sticky error (XALSIM_CUDA_STICKY_SURVIVES_RESET):
+  // cuDevicePrimaryCtxRetain then fails with it, as an H200's driver (580)
+  // does after CUDA_ERROR_ILLEGAL_ADDRESS.
+  std::atomic<bool> sticky_kept_by_reset{false};
   std::set<Stream*> streams;
   // Destroyed streams whose queued work still runs (cuStreamDestroy
   // returns at once, as the real driver's does); a reset drops their work.

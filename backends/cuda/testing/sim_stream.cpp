@@ -156,6 +156,7 @@ void reset_context(Context* ctx) {
   // as the real driver keeps some (700 and the like) until the process ends.
   const char* survives = std::getenv("XALSIM_CUDA_STICKY_SURVIVES_RESET");
   if (survives == nullptr || std::string(survives) != "1") ctx->sticky = CUDA_SUCCESS;
+  ctx->sticky_kept_by_reset = ctx->sticky.load() != CUDA_SUCCESS;
 }
 
 void load_syncs(Context* ctx) {

@@ -86,10 +86,7 @@ int main(int argc, char** argv) {
     return *status;
   }
 
-  xal_init_options_t init{};
-  init.struct_size = sizeof init;
-  init.backends = std::getenv("XAL_BACKENDS") != nullptr ? nullptr : "cuda";
-  CHECK_XAL(xal_init(&init));
+  CHECK_XAL(xal::cuda::tools::init_xal());
   xal_device_t dev = xal::cuda::tools::find_cuda_device(device_index);
   if (dev == nullptr) {
     std::fprintf(stderr, "xal-cuda-kernelcheck: no CUDA device %d through xal\n", device_index);

@@ -41,28 +41,18 @@
 
 #include "bench_common.h"
 #include "dynamic_symbols.h"
+#include "sides.h"
 #include "xal_common/cli.hpp"
 
 using xal::cuda::rawbench::CopySide;
+using xal::cuda::rawbench::raw_copy_side;
 using xal::cuda::rawbench::Options;
 using xal::cuda::rawbench::Result;
 
-namespace {
+namespace xal::cuda::rawbench {
 
-#define CHECK_CU(call)                                                     \
-  do {                                                                     \
-    const CUresult r_ = (call);                                            \
-    if (r_ != CUDA_SUCCESS) {                                              \
-      std::fprintf(stderr, "xal-cuda-rawbench: %s failed with %d\n", #call, \
-                   static_cast<int>(r_));                                  \
-      return 1;                                                            \
-    }                                                                      \
-  } while (0)
-
-// The driver API's half of time_copies(): copies between `host` and `a`, or
-// `a` to `b`, on `stream`, gated by `spin`, timed by `events`.
-CopySide raw_side(const xal::cuda::DriverSymbols& d, void* host, CUdeviceptr a, CUdeviceptr b,
-                  CUstream stream, CUfunction spin, CUevent* events, std::string* error) {
+CopySide raw_copy_side(const DriverSymbols& d, void* host, CUdeviceptr a, CUdeviceptr b,
+                       CUstream stream, CUfunction spin, CUevent* events, std::string* error) {
   auto ok = [error](CUresult r, const char* call) {
     if (r == CUDA_SUCCESS) return true;
     *error = std::string(call) + " failed with " + std::to_string(static_cast<int>(r));
@@ -92,6 +82,21 @@ CopySide raw_side(const xal::cuda::DriverSymbols& d, void* host, CUdeviceptr a, 
   };
   return side;
 }
+
+}  // namespace xal::cuda::rawbench
+
+namespace {
+
+#define CHECK_CU(call)                                                     \
+  do {                                                                     \
+    const CUresult r_ = (call);                                            \
+    if (r_ != CUDA_SUCCESS) {                                              \
+      std::fprintf(stderr, "xal-cuda-rawbench: %s failed with %d\n", #call, \
+                   static_cast<int>(r_));                                  \
+      return 1;                                                            \
+    }                                                                      \
+  } while (0)
+
 
 int run_raw(const Options& o, std::vector<Result>* results) {
   xal::cuda::DriverSymbols d;
@@ -135,8 +140,8 @@ int run_raw(const Options& o, std::vector<Result>* results) {
   CUfunction spin = nullptr;
   CHECK_CU(d.cuModuleGetFunction(&spin, module, "xal_bench_spin"));
   std::string error;
-  const CopySide side = raw_side(d, host, a, b, stream, spin, events, &error);
-  const CopySide on_registered = raw_side(d, registered.get(), a, b, stream, spin, events, &error);
+  const CopySide side = raw_copy_side(d, host, a, b, stream, spin, events, &error);
+  const CopySide on_registered = raw_copy_side(d, registered.get(), a, b, stream, spin, events, &error);
   for (Result& r : *results) {
     if (!time_copies(o, r.direction, r.bytes, side, &r.raw_host_gbps, &r.raw_gbps, &error) ||
         (r.host_copy() &&

@@ -19,6 +19,7 @@
 
 #include "bench_common.h"
 #include "dynamic_symbols.h"
+#include "sides.h"
 #include "xal/xal.h"
 #include "xal/xal_backend.h"
 #include "xal_cuda_device.h"
@@ -77,9 +78,6 @@ class SameState {
   bool time_dtod(size_t bytes, Result* r, std::string* error);
 
  private:
-  CopySide raw_side();
-  CopySide xal_side();
-
   const Options& o_;
   DriverSymbols d_;
   bool xal_open_ = false;
@@ -99,11 +97,7 @@ class SameState {
 };
 
 bool SameState::open(std::string* error) {
-  xal_init_options_t init{};
-  init.struct_size = sizeof init;
-  init.backends = std::getenv("XAL_BACKENDS") != nullptr ? nullptr : "cuda";
-  init.validation = -1;
-  if (xal_init(&init) != XAL_SUCCESS) return *error = xal_error("xal_init"), false;
+  if (tools::init_xal() != XAL_SUCCESS) return *error = xal_error("xal_init"), false;
   xal_open_ = true;
   dev_ = tools::find_cuda_device(o_.device);
   if (dev_ == nullptr) return *error = "no CUDA device through xal", false;
@@ -223,54 +217,9 @@ bool SameState::time_launch(int rounds, LaunchRounds* out) {
   return ok && !out->raw.empty();
 }
 
-CopySide SameState::raw_side() {
-  CopySide side;
-  side.copy = [this](const std::string&, size_t n) {
-    return d_.cuMemcpyDtoDAsync(b_, a_, n, rs_) == CUDA_SUCCESS;
-  };
-  side.synchronize = [this] { return d_.cuStreamSynchronize(rs_) == CUDA_SUCCESS; };
-  side.gate = [this](uint64_t ns) {
-    void* args[] = {&ns};
-    return d_.cuLaunchKernel(r_spin_, 1, 1, 1, 1, 1, 1, 0, rs_, args, nullptr) == CUDA_SUCCESS;
-  };
-  side.record = [this](bool start) {
-    return d_.cuEventRecord(re_[start ? 0 : 1], rs_) == CUDA_SUCCESS;
-  };
-  side.query_start = [this] {
-    const CUresult r = d_.cuEventQuery(re_[0]);
-    return r == CUDA_ERROR_NOT_READY ? 0 : r == CUDA_SUCCESS ? 1 : -1;
-  };
-  side.elapsed_ms = [this](float* ms) {
-    return d_.cuEventElapsedTime(ms, re_[0], re_[1]) == CUDA_SUCCESS;
-  };
-  return side;
-}
-
-CopySide SameState::xal_side() {
-  CopySide side;
-  side.copy = [this](const std::string&, size_t n) {
-    return xal_memcpy_dtod(xs_, b_, a_, n) == XAL_SUCCESS;
-  };
-  side.synchronize = [this] { return xal_stream_synchronize(xs_) == XAL_SUCCESS; };
-  side.gate = [this](uint64_t ns) {
-    void* args[] = {&ns};
-    return xal_kernel_launch(xs_, x_spin_, &config_, args, 1) == XAL_SUCCESS;
-  };
-  side.record = [this](bool start) {
-    return xal_event_record(xe_[start ? 0 : 1], xs_) == XAL_SUCCESS;
-  };
-  side.query_start = [this] {
-    const xal_status_t s = xal_event_query(xe_[0]);
-    return s == XAL_NOT_READY ? 0 : s == XAL_SUCCESS ? 1 : -1;
-  };
-  side.elapsed_ms = [this](float* ms) {
-    return xal_event_elapsed_ms(xe_[0], xe_[1], ms) == XAL_SUCCESS;
-  };
-  return side;
-}
-
 bool SameState::time_dtod(size_t bytes, Result* r, std::string* error) {
-  const CopySide raw = raw_side(), via_xal = xal_side();
+  const CopySide raw = raw_copy_side(d_, nullptr, a_, b_, rs_, r_spin_, re_, error);
+  const CopySide via_xal = xal_copy_side(nullptr, a_, b_, xs_, x_spin_, xe_, error);
   // Raw first, then xal first.
   for (int turn = 0; turn < 4; ++turn) {
     const bool raw_turn = (turn == 0 || turn == 3);

@@ -1,11 +1,23 @@
-// xal_cuda_device.h -- for the CUDA tools: the xal device of CUDA ordinal N.
+// xal_cuda_device.h -- for the CUDA tools: xal_init, and the xal device of
+// CUDA ordinal N.
 #pragma once
 
+#include <cstdlib>
 #include <cstring>
 
 #include "xal/xal.h"
 
 namespace xal::cuda::tools {
+
+// xal_init for the CUDA tools: the CUDA backend alone unless XAL_BACKENDS
+// names the backends, validation as XAL_VALIDATION says (on by default).
+inline xal_status_t init_xal() {
+  xal_init_options_t init{};
+  init.struct_size = sizeof init;
+  init.backends = std::getenv("XAL_BACKENDS") != nullptr ? nullptr : "cuda";
+  init.validation = -1;
+  return xal_init(&init);
+}
 
 // The device xal numbers for CUDA device `ordinal` (after xal_init), or
 // null when the CUDA backend has no such device.

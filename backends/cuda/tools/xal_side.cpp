@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "sides.h"
 #include "xal_cuda_device.h"
 #include "xal/xal.h"
 
@@ -30,7 +31,9 @@ std::string last_error(const char* call) {
     }                                        \
   } while (0)
 
-// xal's half of time_copies(), as raw_side() in raw_bench.cpp.
+
+}  // namespace
+
 CopySide xal_copy_side(void* host, xal_devptr_t a, xal_devptr_t b, xal_stream_t stream,
                        xal_kernel_t spin, xal_event_t* events, std::string* error) {
   auto ok = [error](xal_status_t s, const char* call) {
@@ -67,14 +70,8 @@ CopySide xal_copy_side(void* host, xal_devptr_t a, xal_devptr_t b, xal_stream_t 
   return side;
 }
 
-}  // namespace
-
 int run_xal(const Options& o, std::vector<Result>* results, std::string* error) {
-  xal_init_options_t init{};
-  init.struct_size = sizeof init;
-  init.backends = std::getenv("XAL_BACKENDS") != nullptr ? nullptr : "cuda";
-  init.validation = -1;
-  CHECK_XAL(xal_init(&init));
+  CHECK_XAL(tools::init_xal());
   xal_device_t dev = tools::find_cuda_device(o.device);
   if (dev == nullptr) {
     *error = "no CUDA device " + std::to_string(o.device) + " through xal";
