@@ -23,69 +23,70 @@ struct ProfileError {
   bool sticky;
 };
 
-// The documented profiles (docs/FAULTS.md), as the suite expects them.
+// The documented profiles (docs/FAULTS.md), as the suite expects them: the
+// status and stickiness the real backends give these codes.
 const ProfileError kProfileErrors[] = {
     {"cuda", "CUDA_ERROR_INVALID_VALUE", 1, XAL_ERROR_INVALID_ARGUMENT, false},
     {"cuda", "CUDA_ERROR_OUT_OF_MEMORY", 2, XAL_ERROR_OUT_OF_MEMORY, false},
     {"cuda", "CUDA_ERROR_NOT_INITIALIZED", 3, XAL_ERROR_NOT_INITIALIZED, false},
-    {"cuda", "CUDA_ERROR_DEVICE_UNAVAILABLE", 46, XAL_ERROR_DEVICE_LOST, true},
-    {"cuda", "CUDA_ERROR_NO_DEVICE", 100, XAL_ERROR_DEVICE_LOST, true},
+    {"cuda", "CUDA_ERROR_DEVICE_UNAVAILABLE", 46, XAL_ERROR_BACKEND_UNAVAILABLE, false},
+    {"cuda", "CUDA_ERROR_NO_DEVICE", 100, XAL_ERROR_BACKEND_UNAVAILABLE, false},
     {"cuda", "CUDA_ERROR_INVALID_DEVICE", 101, XAL_ERROR_INVALID_ARGUMENT, false},
     {"cuda", "CUDA_ERROR_ECC_UNCORRECTABLE", 214, XAL_ERROR_HARDWARE, true},
     {"cuda", "CUDA_ERROR_NVLINK_UNCORRECTABLE", 220, XAL_ERROR_HARDWARE, true},
     {"cuda", "CUDA_ERROR_INVALID_HANDLE", 400, XAL_ERROR_INVALID_HANDLE, false},
-    {"cuda", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, XAL_ERROR_BACKEND, true},
-    {"cuda", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", 701, XAL_ERROR_BACKEND, false},
+    {"cuda", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, XAL_ERROR_DEVICE_LOST, true},
+    {"cuda", "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", 701, XAL_ERROR_INVALID_ARGUMENT, false},
     {"cuda", "CUDA_ERROR_LAUNCH_TIMEOUT", 702, XAL_ERROR_TIMEOUT, true},
-    {"cuda", "CUDA_ERROR_ASSERT", 710, XAL_ERROR_BACKEND, true},
-    {"cuda", "CUDA_ERROR_HARDWARE_STACK_ERROR", 714, XAL_ERROR_BACKEND, true},
-    {"cuda", "CUDA_ERROR_ILLEGAL_INSTRUCTION", 715, XAL_ERROR_BACKEND, true},
-    {"cuda", "CUDA_ERROR_MISALIGNED_ADDRESS", 716, XAL_ERROR_BACKEND, true},
-    {"cuda", "CUDA_ERROR_LAUNCH_FAILED", 719, XAL_ERROR_BACKEND, true},
+    {"cuda", "CUDA_ERROR_ASSERT", 710, XAL_ERROR_DEVICE_LOST, true},
+    {"cuda", "CUDA_ERROR_HARDWARE_STACK_ERROR", 714, XAL_ERROR_DEVICE_LOST, true},
+    {"cuda", "CUDA_ERROR_ILLEGAL_INSTRUCTION", 715, XAL_ERROR_DEVICE_LOST, true},
+    {"cuda", "CUDA_ERROR_MISALIGNED_ADDRESS", 716, XAL_ERROR_DEVICE_LOST, true},
+    {"cuda", "CUDA_ERROR_LAUNCH_FAILED", 719, XAL_ERROR_DEVICE_LOST, true},
     {"cuda", "CUDA_ERROR_NOT_SUPPORTED", 801, XAL_ERROR_NOT_SUPPORTED, false},
     {"cuda", "CUDA_ERROR_TIMEOUT", 909, XAL_ERROR_TIMEOUT, false},
     {"cuda", "CUDA_ERROR_UNKNOWN", 999, XAL_ERROR_BACKEND, false},
     {"hip", "hipErrorInvalidValue", 1, XAL_ERROR_INVALID_ARGUMENT, false},
     {"hip", "hipErrorOutOfMemory", 2, XAL_ERROR_OUT_OF_MEMORY, false},
     {"hip", "hipErrorNotInitialized", 3, XAL_ERROR_NOT_INITIALIZED, false},
-    {"hip", "hipErrorNoDevice", 100, XAL_ERROR_DEVICE_LOST, true},
+    {"hip", "hipErrorNoDevice", 100, XAL_ERROR_BACKEND_UNAVAILABLE, false},
     {"hip", "hipErrorInvalidDevice", 101, XAL_ERROR_INVALID_ARGUMENT, false},
     {"hip", "hipErrorECCNotCorrectable", 214, XAL_ERROR_HARDWARE, true},
     {"hip", "hipErrorInvalidHandle", 400, XAL_ERROR_INVALID_HANDLE, false},
-    {"hip", "hipErrorIllegalAddress", 700, XAL_ERROR_BACKEND, true},
-    {"hip", "hipErrorLaunchOutOfResources", 701, XAL_ERROR_BACKEND, false},
+    {"hip", "hipErrorIllegalAddress", 700, XAL_ERROR_DEVICE_LOST, true},
+    {"hip", "hipErrorLaunchOutOfResources", 701, XAL_ERROR_INVALID_ARGUMENT, false},
     {"hip", "hipErrorLaunchTimeOut", 702, XAL_ERROR_TIMEOUT, true},
-    {"hip", "hipErrorAssert", 710, XAL_ERROR_BACKEND, true},
-    {"hip", "hipErrorLaunchFailure", 719, XAL_ERROR_BACKEND, true},
+    {"hip", "hipErrorAssert", 710, XAL_ERROR_DEVICE_LOST, true},
+    {"hip", "hipErrorLaunchFailure", 719, XAL_ERROR_DEVICE_LOST, true},
     {"hip", "hipErrorNotSupported", 801, XAL_ERROR_NOT_SUPPORTED, false},
     {"hip", "hipErrorUnknown", 999, XAL_ERROR_BACKEND, false},
-    {"hip", "hipErrorRuntimeMemory", 1052, XAL_ERROR_BACKEND, false},
+    {"hip", "hipErrorRuntimeMemory", 1052, XAL_ERROR_OUT_OF_HOST_MEMORY, false},
     {"hip", "hipErrorRuntimeOther", 1053, XAL_ERROR_BACKEND, false},
     {"levelzero", "ZE_RESULT_ERROR_DEVICE_LOST", 0x70000001, XAL_ERROR_DEVICE_LOST, true},
     {"levelzero", "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY", 0x70000002, XAL_ERROR_OUT_OF_HOST_MEMORY, false},
     {"levelzero", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", 0x70000003, XAL_ERROR_OUT_OF_MEMORY, false},
-    {"levelzero", "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE", 0x70000004, XAL_ERROR_BACKEND, false},
     {"levelzero", "ZE_RESULT_ERROR_DEVICE_REQUIRES_RESET", 0x70000006, XAL_ERROR_DEVICE_LOST, true},
     {"levelzero", "ZE_RESULT_ERROR_DEVICE_IN_LOW_POWER_STATE", 0x70000007, XAL_ERROR_BACKEND, false},
     {"levelzero", "ZE_RESULT_ERROR_UNINITIALIZED", 0x78000001, XAL_ERROR_NOT_INITIALIZED, false},
     {"levelzero", "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE", 0x78000003, XAL_ERROR_NOT_SUPPORTED, false},
     {"levelzero", "ZE_RESULT_ERROR_INVALID_ARGUMENT", 0x78000004, XAL_ERROR_INVALID_ARGUMENT, false},
+    {"levelzero", "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE", 0x70000004, XAL_ERROR_INVALID_ARGUMENT, false},
     {"levelzero", "ZE_RESULT_ERROR_INVALID_NULL_HANDLE", 0x78000005, XAL_ERROR_INVALID_HANDLE, false},
     {"levelzero", "ZE_RESULT_ERROR_INVALID_SIZE", 0x78000008, XAL_ERROR_INVALID_ARGUMENT, false},
     {"levelzero", "ZE_RESULT_ERROR_UNKNOWN", 0x7ffffffe, XAL_ERROR_BACKEND, false},
-    {"opencl", "CL_DEVICE_NOT_FOUND", -1, XAL_ERROR_DEVICE_LOST, true},
-    {"opencl", "CL_DEVICE_NOT_AVAILABLE", -2, XAL_ERROR_DEVICE_LOST, true},
+    {"opencl", "CL_DEVICE_NOT_FOUND", -1, XAL_ERROR_BACKEND_UNAVAILABLE, false},
+    {"opencl", "CL_DEVICE_NOT_AVAILABLE", -2, XAL_ERROR_BACKEND_UNAVAILABLE, false},
     {"opencl", "CL_MEM_OBJECT_ALLOCATION_FAILURE", -4, XAL_ERROR_OUT_OF_MEMORY, false},
     {"opencl", "CL_OUT_OF_RESOURCES", -5, XAL_ERROR_OUT_OF_MEMORY, false},
     {"opencl", "CL_OUT_OF_HOST_MEMORY", -6, XAL_ERROR_OUT_OF_HOST_MEMORY, false},
-    {"opencl", "CL_BUILD_PROGRAM_FAILURE", -11, XAL_ERROR_BACKEND, false},
-    {"opencl", "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST", -14, XAL_ERROR_BACKEND, false},
+    {"opencl", "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST", -14, XAL_ERROR_ABORTED, false},
     {"opencl", "CL_INVALID_VALUE", -30, XAL_ERROR_INVALID_ARGUMENT, false},
+    {"opencl", "CL_BUILD_PROGRAM_FAILURE", -11, XAL_ERROR_INVALID_ARGUMENT, false},
     {"opencl", "CL_INVALID_COMMAND_QUEUE", -36, XAL_ERROR_INVALID_HANDLE, false},
     {"opencl", "CL_INVALID_MEM_OBJECT", -38, XAL_ERROR_INVALID_HANDLE, false},
     {"opencl", "CL_INVALID_KERNEL_ARGS", -52, XAL_ERROR_INVALID_ARGUMENT, false},
     {"opencl", "CL_INVALID_WORK_GROUP_SIZE", -54, XAL_ERROR_INVALID_ARGUMENT, false},
-    {"opencl", "CL_INVALID_OPERATION", -59, XAL_ERROR_BACKEND, false},
+    {"opencl", "CL_INVALID_OPERATION", -59, XAL_ERROR_INVALID_ARGUMENT, false},
     {"opencl", "CL_INVALID_BUFFER_SIZE", -61, XAL_ERROR_INVALID_ARGUMENT, false},};
 
 class Faults : public conform::DeviceTest {
@@ -167,9 +168,9 @@ TEST_P(Faults, AsyncErrorAtNextSynchronize) {
   XAL_ASSERT_OK(xal_fault_load_plan(
       rule("memset", "nth(1)async(cuda:CUDA_ERROR_ILLEGAL_ADDRESS)").c_str(), 0));
   XAL_ASSERT_OK(xal_memset(s.get(), buf.ptr(), 1, buf.bytes()));
-  EXPECT_EQ(xal_stream_synchronize(s.get()), XAL_ERROR_BACKEND);
+  EXPECT_EQ(xal_stream_synchronize(s.get()), XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(conform::last_error().vendor_code, 700);
-  EXPECT_EQ(health().state, static_cast<uint32_t>(XAL_HEALTH_ERROR));
+  EXPECT_EQ(health().state, static_cast<uint32_t>(XAL_HEALTH_LOST));
   XAL_ASSERT_OK(xal_device_reset(dev()));
   buf.release();  // invalidated by the reset; the error is expected
 }

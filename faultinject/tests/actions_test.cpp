@@ -45,22 +45,22 @@ TEST_F(FaultBackendTest, StickyErrorUntilReset) {
   ASSERT_EQ(t->mem_alloc(dev(0), 8, &p), XAL_SUCCESS);
   auto* s = stream(dev(0));
   uint64_t v = 1;
-  EXPECT_EQ(t->memcpy_htod(s, p, &v, 8), XAL_ERROR_BACKEND);
+  EXPECT_EQ(t->memcpy_htod(s, p, &v, 8), XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(last_error().vendor_code, 700);
   // Every later call on the device fails with the same error...
   xal_devptr_t q = 0;
-  EXPECT_EQ(t->mem_alloc(dev(0), 8, &q), XAL_ERROR_BACKEND);
+  EXPECT_EQ(t->mem_alloc(dev(0), 8, &q), XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(last_error().vendor_code, 700);
   EXPECT_NE(last_error().message.find("sticky"), std::string::npos);
-  EXPECT_EQ(t->stream_synchronize(s), XAL_ERROR_BACKEND);
+  EXPECT_EQ(t->stream_synchronize(s), XAL_ERROR_DEVICE_LOST);
   // ...but not on the other device, and cleanup still works.
   xal_devptr_t r = 0;
   EXPECT_EQ(t->mem_alloc(dev(1), 8, &r), XAL_SUCCESS);
   EXPECT_EQ(t->mem_free(dev(1), r), XAL_SUCCESS);
   EXPECT_EQ(t->mem_free(dev(0), p), XAL_SUCCESS);
   const auto h = health(dev(0));
-  EXPECT_EQ(h.state, static_cast<uint32_t>(XAL_HEALTH_ERROR));
-  EXPECT_EQ(h.sticky_status, XAL_ERROR_BACKEND);
+  EXPECT_EQ(h.state, static_cast<uint32_t>(XAL_HEALTH_LOST));
+  EXPECT_EQ(h.sticky_status, XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(h.vendor_code, 700);
   EXPECT_NE(std::string(h.message).find("CUDA_ERROR_ILLEGAL_ADDRESS"),
             std::string::npos);
@@ -294,12 +294,12 @@ TEST_F(FaultBackendTest, AsyncErrorSurfacesAtSynchronize) {
   auto* s = stream(dev(0));
   EXPECT_EQ(t->memset(s, p, 1, 64), XAL_SUCCESS);  // the call succeeds
   EXPECT_EQ(health(dev(0)).state, static_cast<uint32_t>(XAL_HEALTH_OK));
-  EXPECT_EQ(t->stream_synchronize(s), XAL_ERROR_BACKEND);
+  EXPECT_EQ(t->stream_synchronize(s), XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(last_error().vendor_code, 719);
   EXPECT_NE(last_error().message.find("asynchronous"), std::string::npos);
   // CUDA_ERROR_LAUNCH_FAILED is sticky.
-  EXPECT_EQ(t->device_synchronize(dev(0)), XAL_ERROR_BACKEND);
-  EXPECT_EQ(health(dev(0)).state, static_cast<uint32_t>(XAL_HEALTH_ERROR));
+  EXPECT_EQ(t->device_synchronize(dev(0)), XAL_ERROR_DEVICE_LOST);
+  EXPECT_EQ(health(dev(0)).state, static_cast<uint32_t>(XAL_HEALTH_LOST));
   EXPECT_EQ(t->device_reset(dev(0)), XAL_SUCCESS);
   EXPECT_EQ(t->device_synchronize(dev(0)), XAL_SUCCESS);
   EXPECT_EQ(t->stream_destroy(s), XAL_SUCCESS);
@@ -375,7 +375,7 @@ TEST_F(FaultBackendTest, ResetWithoutTargetResetKeepsTheObjects) {
   ASSERT_EQ(t->mem_alloc(dev(0), 8, &p), XAL_SUCCESS);
   auto* s = stream(dev(0));
   uint64_t v = 1;
-  EXPECT_EQ(t->memcpy_htod(s, p, &v, 8), XAL_ERROR_BACKEND);
+  EXPECT_EQ(t->memcpy_htod(s, p, &v, 8), XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(t->device_reset(dev(0)), XAL_SUCCESS);
   // The target's stream was not reset: it still works and is destroyed.
   EXPECT_EQ(t->memcpy_htod(s, p, &v, 8), XAL_SUCCESS);

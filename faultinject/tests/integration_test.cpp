@@ -418,9 +418,9 @@ TEST_F(Integration, AsyncErrorAtSynchronize) {
   xal_devptr_t p = 0;
   ASSERT_EQ(xal_mem_alloc(dev(0), 4096, &p), XAL_SUCCESS);
   EXPECT_EQ(xal_memset(s, p, 7, 4096), XAL_SUCCESS);
-  EXPECT_EQ(xal_stream_synchronize(s), XAL_ERROR_BACKEND);
+  EXPECT_EQ(xal_stream_synchronize(s), XAL_ERROR_DEVICE_LOST);
   EXPECT_EQ(last().vendor_code, 719);
-  EXPECT_EQ(health(dev(0)).state, static_cast<uint32_t>(XAL_HEALTH_ERROR));
+  EXPECT_EQ(health(dev(0)).state, static_cast<uint32_t>(XAL_HEALTH_LOST));
   ASSERT_EQ(xal_device_reset(dev(0)), XAL_SUCCESS);
   EXPECT_EQ(xal_device_synchronize(dev(0)), XAL_SUCCESS);
 }

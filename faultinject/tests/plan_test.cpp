@@ -75,7 +75,7 @@ TEST(PlanJson, FullRule) {
   EXPECT_EQ(p.rules[1].ops.count(), 4u);  // htod dtoh dtod peer
 
   EXPECT_EQ(p.rules[2].error.vendor_code, 700);
-  EXPECT_EQ(p.rules[2].error.status, XAL_ERROR_BACKEND);
+  EXPECT_EQ(p.rules[2].error.status, XAL_ERROR_DEVICE_LOST);
   EXPECT_TRUE(p.rules[2].error.sticky);
 
   EXPECT_EQ(p.rules[3].action, Action::hang);
@@ -392,11 +392,11 @@ TEST(Profiles, VendorCodes) {
   };
   const Expect cases[] = {
       {"cuda", "CUDA_ERROR_OUT_OF_MEMORY", 2, XAL_ERROR_OUT_OF_MEMORY, false},
-      {"cuda", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, XAL_ERROR_BACKEND, true},
-      {"cuda", "CUDA_ERROR_LAUNCH_FAILED", 719, XAL_ERROR_BACKEND, true},
+      {"cuda", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, XAL_ERROR_DEVICE_LOST, true},
+      {"cuda", "CUDA_ERROR_LAUNCH_FAILED", 719, XAL_ERROR_DEVICE_LOST, true},
       {"cuda", "CUDA_ERROR_ECC_UNCORRECTABLE", 214, XAL_ERROR_HARDWARE, true},
       {"hip", "hipErrorOutOfMemory", 2, XAL_ERROR_OUT_OF_MEMORY, false},
-      {"hip", "hipErrorIllegalAddress", 700, XAL_ERROR_BACKEND, true},
+      {"hip", "hipErrorIllegalAddress", 700, XAL_ERROR_DEVICE_LOST, true},
       {"levelzero", "ZE_RESULT_ERROR_DEVICE_LOST", 0x70000001,
        XAL_ERROR_DEVICE_LOST, true},
       {"levelzero", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", 0x70000003,
@@ -419,6 +419,37 @@ TEST(Profiles, VendorCodes) {
   EXPECT_EQ(status_from_name("TIMEOUT"), XAL_ERROR_TIMEOUT);
   EXPECT_EQ(status_from_name("SUCCESS"), XAL_SUCCESS);
   EXPECT_EQ(status_to_name(XAL_ERROR_DEVICE_LOST), "XAL_ERROR_DEVICE_LOST");
+}
+
+TEST(Profiles, BareStatusTakesThePlainCode) {
+  struct Expect {
+    const char* profile;
+    xal_status_t status;
+    const char* name;  // nullptr: the profile has no error with the status
+  };
+  const Expect cases[] = {
+      {"cuda", XAL_ERROR_INVALID_ARGUMENT, "CUDA_ERROR_INVALID_VALUE"},
+      {"cuda", XAL_ERROR_DEVICE_LOST, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+      {"cuda", XAL_ERROR_TIMEOUT, "CUDA_ERROR_TIMEOUT"},
+      {"cuda", XAL_ERROR_BACKEND, "CUDA_ERROR_UNKNOWN"},
+      {"hip", XAL_ERROR_DEVICE_LOST, "hipErrorIllegalAddress"},
+      {"levelzero", XAL_ERROR_INVALID_ARGUMENT,
+       "ZE_RESULT_ERROR_INVALID_ARGUMENT"},
+      {"opencl", XAL_ERROR_INVALID_ARGUMENT, "CL_INVALID_VALUE"},
+      {"opencl", XAL_ERROR_DEVICE_LOST, nullptr},
+  };
+  for (const auto& c : cases) {
+    const auto* p = find_profile(c.profile);
+    ASSERT_NE(p, nullptr) << c.profile;
+    const auto* e = find_vendor_error_for_status(*p, c.status);
+    SCOPED_TRACE(std::string(c.profile) + " " + status_to_name(c.status));
+    if (c.name == nullptr) {
+      EXPECT_EQ(e, nullptr);
+    } else {
+      ASSERT_NE(e, nullptr);
+      EXPECT_EQ(e->name, c.name);
+    }
+  }
 }
 
 }  // namespace
