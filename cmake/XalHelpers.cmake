@@ -14,6 +14,19 @@ function(xal_target_warnings target)
   target_compile_options(${target} PRIVATE ${XAL_WARNINGS})
 endfunction()
 
+# xal_unit_test_uses(target...)
+# Names what a test labelled "unit" runs or loads at run time (its program,
+# plugins and simulated drivers it dlopens, tools it starts), for the target
+# xal-unit-tests, which builds only what the unit tests need (the sanitizer
+# step of scripts/test.sh). Dependencies of a named target (link libraries,
+# add_dependencies) are built with it and need not be named. Tests added
+# with xal_add_test are named by it.
+function(xal_unit_test_uses)
+  if(TARGET xal-unit-tests)
+    add_dependencies(xal-unit-tests ${ARGN})
+  endif()
+endfunction()
+
 # xal_add_backend(NAME SOURCES src... [LIBRARIES lib...])
 # Builds the plugin libxal_backend_NAME.so into the plugin folder beside
 # libxal.so. It exports only xal_backend_get and depends on the public
@@ -34,10 +47,14 @@ function(xal_add_backend name)
     "-Wl,--no-undefined")
   xal_target_warnings(${target})
   install(TARGETS ${target} LIBRARY DESTINATION "${XAL_PLUGIN_INSTALL_DIR}")
+  # Every plugin: unit tests also load plugins from the plugin folder by
+  # name (XAL_BACKENDS=fault:mock), where no target names them.
+  xal_unit_test_uses(${target})
 endfunction()
 
 # xal_add_test(NAME SOURCES src... [LIBRARIES lib...] [LABELS l...])
-# A GoogleTest program registered with CTest under its own name.
+# A GoogleTest program registered with CTest under its own name, labelled
+# "unit" (built by xal-unit-tests).
 function(xal_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBRARIES;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
@@ -50,4 +67,5 @@ function(xal_add_test name)
   endif()
   set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
                        LABELS "unit;${ARG_LABELS}")
+  xal_unit_test_uses(${name})
 endfunction()

@@ -115,6 +115,7 @@ if(XAL_BUILD_TESTS AND TARGET xal_example_collectives_check AND TARGET xal_backe
     LABELS "examples;integration;unit" TIMEOUT 120
     ENVIRONMENT_MODIFICATION
       "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_mock>;XAL_MOCK_DEVICES=set:2*a100-40g,1*mi250x;${_xal_cc_env}")
+  xal_unit_test_uses(xal_example_collectives_check xal_backend_mock)
   if(TARGET xal_backend_opencl AND EXISTS "/etc/OpenCL/vendors/pocl.icd")
     add_test(NAME example_collectives_check_pocl
              COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_collectives_check>"

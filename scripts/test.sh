@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds xal with its tests into build/ and runs
-# every test (ctest, all labels), then builds again with AddressSanitizer and
-# UndefinedBehaviorSanitizer into build-asan/ and runs the unit tests there.
+# every test (ctest, all labels), then builds what the unit tests need again
+# with AddressSanitizer and UndefinedBehaviorSanitizer into build-asan/ and
+# runs the unit tests there.
 # Exits non-zero when anything fails; the last line is a summary.
 #
 #   ./scripts/test.sh
@@ -56,7 +57,8 @@ if step "configure build/" cmake -S . -B build -G Ninja \
     ctest --test-dir build --output-on-failure -j "$XAL_JOBS"
 fi
 
-# 2. AddressSanitizer + UndefinedBehaviorSanitizer, unit tests.
+# 2. AddressSanitizer + UndefinedBehaviorSanitizer, unit tests: only what
+# they run and load is built (the target xal-unit-tests).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 if step "configure build-asan/" cmake -S . -B build-asan -G Ninja \
@@ -64,7 +66,8 @@ if step "configure build-asan/" cmake -S . -B build-asan -G Ninja \
      "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
      -DXAL_SANITIZE=address,undefined -DXAL_BUILD_TESTS=ON \
      -DXAL_BUILD_BENCH=OFF "${XAL_CMAKE_BACKEND_OPTS[@]}" &&
-   step "build build-asan/" cmake --build build-asan -j "$XAL_JOBS"; then
+   step "build build-asan/ (xal-unit-tests)" \
+     cmake --build build-asan -j "$XAL_JOBS" --target xal-unit-tests; then
   step "ctest build-asan/ -L unit" \
     ctest --test-dir build-asan -L unit --output-on-failure -j "$XAL_JOBS"
 fi
