@@ -69,3 +69,23 @@ function(xal_add_test name)
                        LABELS "unit;${ARG_LABELS}")
   xal_unit_test_uses(${name})
 endfunction()
+
+# xal_add_fault_profile_test(NAME VENDOR vendor [LIBRARIES lib...]
+#                            [INCLUDES dir...] [SYSTEM_INCLUDES dir...])
+# In a backend's tests folder: checks that the fault backend's VENDOR
+# profile (faultinject/profiles/vendor_profiles.cpp) maps every error as the
+# backend's own status map (../src/status_map.cpp) does, through
+# fault_profile_test.cpp there. Labelled "unit;VENDOR;fault".
+function(xal_add_fault_profile_test name)
+  cmake_parse_arguments(ARG "" "VENDOR" "LIBRARIES;INCLUDES;SYSTEM_INCLUDES" ${ARGN})
+  xal_add_test(${name}
+    SOURCES fault_profile_test.cpp ../src/status_map.cpp
+            ${PROJECT_SOURCE_DIR}/faultinject/src/profiles.cpp
+            ${PROJECT_SOURCE_DIR}/faultinject/profiles/vendor_profiles.cpp
+    LIBRARIES xal_common xal_backend_test_support ${ARG_LIBRARIES}
+    LABELS "${ARG_VENDOR};fault")
+  target_include_directories(${name} PRIVATE ${ARG_INCLUDES} ${PROJECT_SOURCE_DIR}/faultinject/src)
+  if(ARG_SYSTEM_INCLUDES)
+    target_include_directories(${name} SYSTEM PRIVATE ${ARG_SYSTEM_INCLUDES})
+  endif()
+endfunction()

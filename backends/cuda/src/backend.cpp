@@ -138,6 +138,16 @@ void xal_bdevice_s::mark_unhealthy(CUresult result, xal_status_t status,
   unhealthy.store(true, std::memory_order_release);
 }
 
+void xal_bdevice_s::mark_kept_by_reset(CUresult result, xal_status_t status,
+                                       const std::string& message) {
+  std::lock_guard<std::mutex> lock(health_mutex);
+  sticky_result = result;
+  sticky_status = status;
+  sticky_message = message;
+  reset_did_not_clear = true;
+  unhealthy.store(true, std::memory_order_release);
+}
+
 namespace xal::cuda {
 
 const std::string& last_error_message() { return t_last_message; }

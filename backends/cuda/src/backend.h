@@ -175,9 +175,13 @@ struct xal_bdevice_s {
   CUresult make_current();
   // XAL_SUCCESS, or the sticky status (and error detail) when unhealthy.
   xal_status_t check_health();
-  // Records a sticky error.
+  // Records a sticky error (the first one stays until a reset).
   void mark_unhealthy(CUresult result, xal_status_t status,
                       const std::string& message);
+  // Records a sticky error that xal_device_reset did not clear: it replaces
+  // the one that made the device unhealthy, and the device stays so.
+  void mark_kept_by_reset(CUresult result, xal_status_t status,
+                          const std::string& message);
 };
 
 namespace xal::cuda {

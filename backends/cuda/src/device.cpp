@@ -291,13 +291,7 @@ xal_status_t device_reset(xal_bdevice_t* device) {
                         failure.message.substr(std::strlen("cuda: "));
       if (is_sticky(failed)) {
         failure.message += "; the driver keeps this error until the process ends";
-        // This report replaces the one that made the device unhealthy.
-        std::lock_guard<std::mutex> lock(device->health_mutex);
-        device->sticky_result = failed;
-        device->sticky_status = failure.status;
-        device->sticky_message = failure.message;
-        device->reset_did_not_clear = true;
-        device->unhealthy.store(true, std::memory_order_release);
+        device->mark_kept_by_reset(failed, failure.status, failure.message);
       }
       return backend->report(failure);
     };
