@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "xal_common/stop_signals.hpp"
+
 extern char** environ;
 
 namespace conform_driver {
@@ -52,19 +54,7 @@ class ChildGuard {
 Stopped::Stopped(int sig)
     : std::runtime_error(std::string("stopped by ") + signal_text(sig)), signal(sig) {}
 
-void install_signal_handlers() {
-  std::signal(SIGCHLD, SIG_DFL);
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old {};
-    // A signal ignored from the start (nohup, `&` in a script) stays so.
-    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    ::sigaction(sig, &sa, nullptr);
-  }
-}
+void install_signal_handlers() { xal::common::install_stop_handlers(on_stop_signal); }
 
 void throw_if_stopped() {
   if (g_stop_signal != 0) throw Stopped(g_stop_signal);

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "xal_common/stop_signals.hpp"
+
 namespace xal::faulttool {
 namespace {
 
@@ -68,19 +70,7 @@ class Terminal {
 
 }  // namespace
 
-void install_signal_handlers() {
-  std::signal(SIGCHLD, SIG_DFL);
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old {};
-    // A signal ignored from the start (nohup, `&` in a script) stays so.
-    if (::sigaction(signal, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    ::sigaction(signal, &sa, nullptr);
-  }
-}
+void install_signal_handlers() { xal::common::install_stop_handlers(on_stop_signal); }
 
 Outcome run_command(const std::vector<std::string>& argv,
                     const std::map<std::string, std::string>& env,
