@@ -19,5 +19,7 @@ std::span<const Subcommand> subcommands();
 // Registration functions, one per subcommand.
 void register_dispatch_benchmarks();  // dispatch_bench.cpp
 void register_copy_benchmarks();      // copy_bench.cpp
+void register_interop_benchmarks();   // interop_bench.cpp
+void register_share_benchmarks();     // share_bench.cpp
 
 }  // namespace xal::bench

@@ -193,3 +193,16 @@ if(XAL_BUILD_TESTS AND TARGET xal_example_collectives_check AND TARGET xal_backe
         "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_cuda>,$<TARGET_FILE:xal_backend_mock>;XAL_MOCK_DEVICES=set:1*a100-40g;XAL_CUDA_DRIVER=set:$<TARGET_FILE:xalsim_cuda>;XALSIM_CUDA_DEVICES=set:2;XALSIM_CUDA_MEMORY=set:1GiB;XAL_CUDA_NVML=set:off;XAL_CUDA_NCCL=set:$<TARGET_FILE:xalsim_nccl>;${_xal_cc_env}")
   endif()
 endif()
+
+# framework_interop: imported memory and streams take an allreduce in place
+# (ABI 1.1), on four mixed mock cards.
+if(XAL_BUILD_TESTS AND TARGET xal_example_framework_interop AND TARGET xal_backend_mock)
+  add_test(NAME example_framework_interop
+           COMMAND ${CMAKE_COMMAND} "-DEXE=$<TARGET_FILE:xal_example_framework_interop>"
+                   "-DEXPECT=4 device\\(s\\): allreduce in place on imported memory and streams OK"
+                   -P "${CMAKE_CURRENT_LIST_FILE}")
+  set_tests_properties(example_framework_interop PROPERTIES
+    LABELS "examples" TIMEOUT 120
+    ENVIRONMENT_MODIFICATION
+      "XAL_BACKENDS=set:$<TARGET_FILE:xal_backend_mock>;XAL_BACKEND_PATH=unset:;XAL_MOCK_DEVICES=set:1*a100-40g,1*mi250x,1*intel-max-1550,1*h100-sxm-80g;XAL_DEVICE_SELECTOR=unset:;XAL_MEMORY_LIMIT=unset:;XAL_VALIDATION=unset:;XAL_FAULT_PLAN=unset:;XAL_FAULTS=unset:")
+endif()

@@ -20,7 +20,7 @@ required=(
 optional=(
   libopenmpi-dev openmpi-bin
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  libze-dev libamdhip64-dev libcpp-httplib-dev curl
+  libze-dev libamdhip64-dev libcpp-httplib-dev curl prometheus
 )
 
 log() { printf 'deps.sh: %s\n' "$*" >&2; }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds xal with its tests into build/ and runs
-# every test (ctest, all labels), then builds what the unit tests need again
-# with AddressSanitizer and UndefinedBehaviorSanitizer into build-asan/ and
-# runs the unit tests there.
+# every test (ctest, all labels), then the Python package's tests in its
+# virtual environment (scripts/python.sh), then builds what the unit tests
+# need again with AddressSanitizer and UndefinedBehaviorSanitizer into
+# build-asan/ and runs the unit tests there.
 # Exits non-zero when anything fails; the last line is a summary.
 #
 #   ./scripts/test.sh
@@ -57,7 +58,14 @@ if step "configure build/" cmake -S . -B build -G Ninja \
     ctest --test-dir build --output-on-failure -j "$XAL_JOBS"
 fi
 
-# 2. AddressSanitizer + UndefinedBehaviorSanitizer, unit tests: only what
+# 2. The Python package: its virtual environment .venv/ (PyPI), the module
+# built in build-py/, and its pytest suite (scripts/python.sh).
+if step "python (scripts/python.sh)" "$XAL_ROOT/scripts/python.sh"; then
+  # The torch.distributed backend, built on the Python package's build.
+  step "torch (scripts/torch.sh)" "$XAL_ROOT/scripts/torch.sh"
+fi
+
+# 3. AddressSanitizer + UndefinedBehaviorSanitizer, unit tests: only what
 # they run and load is built (the target xal-unit-tests).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -24,7 +24,7 @@
 #   DIR/gpu-check.sh --only STEP,STEP... [--out OUT]
 #                                         only the steps named (to run again
 #                                         the ones that failed): xal-info,
-#                                         xal-smi, kernels, rawbench,
+#                                         xal-smi, kernels, rawbench, interop,
 #                                         conformance, conformance-faults,
 #                                         bench-copy,
 #                                         bench-dispatch, mixed-collectives,
@@ -41,7 +41,10 @@
 # --json (NVML's sensors and Xid events as xal reports them),
 # xal-cuda-kernelcheck (xal's embedded kernels, every dtype and op, against
 # the host), xal-cuda-rawbench (raw driver API against xal, same run: the
-# issue's targets), the conformance suite in full on the CUDA devices
+# issue's targets), xal-cuda-interopcheck (a framework's own cuMemAlloc
+# memory and CUstreams imported into xal, copies, memset and an allreduce
+# on them read back with cuMemcpyDtoH, bad inputs, IPC between two
+# processes; interop.json), the conformance suite in full on the CUDA devices
 # (XAL_BACKENDS=cuda), its faults group through the fault backend over them
 # (XAL_BACKENDS=fault:cuda), xal-bench copy and dispatch, every collective on the
 # CUDA devices with a mock card (collectives_check, then xal-bench coll with
@@ -105,7 +108,7 @@ prepare() {
 
   local targets=(xal xal_backend_cuda xalsim_cuda xalsim_nvml xalsim_nccl xal-info xal-smi xal-conform
                  xal-conform-suite xal-bench xal-cuda-rawbench xal-cuda-kernelcheck
-                 xal-cuda-faultcheck xal_example_collectives_check)
+                 xal-cuda-faultcheck xal-cuda-interopcheck xal_example_collectives_check)
   local available=()
   local t
   for t in "${targets[@]}"; do
@@ -128,7 +131,7 @@ prepare() {
   mkdir -p "$dest/bin" "$dest/lib/xal" "$dest/lib/cuda-sim"
   local f
   for f in xal-info xal-smi xal-conform xal-conform-suite xal-bench xal-cuda-rawbench \
-           xal-cuda-kernelcheck xal-cuda-faultcheck \
+           xal-cuda-kernelcheck xal-cuda-faultcheck xal-cuda-interopcheck \
            collectives_check; do
     [[ -x "$build/bin/$f" ]] && cp "$build/bin/$f" "$dest/bin/"
   done
@@ -235,8 +238,8 @@ preflight() {
 }
 STEPS=()
 declare -A OUTCOME=()
-ALL_STEPS=(xal-info xal-smi kernels rawbench conformance conformance-faults bench-copy bench-dispatch
-           mixed-collectives coll-thread coll-driver nccl peer-collectives faultcheck)
+ALL_STEPS=(xal-info xal-smi kernels rawbench interop conformance conformance-faults bench-copy
+           bench-dispatch mixed-collectives coll-thread coll-driver nccl peer-collectives faultcheck)
 ONLY=()  # --only: the steps to run; empty runs them all
 
 # The run's deadline: no step runs past it, the later ones are listed as
@@ -349,7 +352,7 @@ step() {
 # results (a step not run now would otherwise show the old ones).
 set_earlier_aside() {
   local names=(summary.txt system.txt nvidia-smi-q.txt preflight.log xal-info.json
-               conformance.json conformance.xml bench-copy.json bench-dispatch.json
+               interop.json conformance.json conformance.xml bench-copy.json bench-dispatch.json
                raw_vs_xal.json) found=() s f
   for s in "${ALL_STEPS[@]}"; do names+=("$s.log"); done
   for f in "${names[@]}"; do [[ -e "$OUT_DIR/$f" ]] && found+=("$f"); done
@@ -389,6 +392,11 @@ write_summary() {
     if [[ -f "$OUT_DIR/faultcheck.log" ]]; then
       echo "bad paths on the device: $(tail -1 "$OUT_DIR/faultcheck.log")"
       grep -E '^  (ok  |FAIL) ' "$OUT_DIR/faultcheck.log"
+      echo
+    fi
+    if [[ -f "$OUT_DIR/interop.log" ]]; then
+      echo "interop, a framework's memory and streams imported, IPC: $(tail -1 "$OUT_DIR/interop.log")"
+      grep -E '^  FAIL ' "$OUT_DIR/interop.log" | head -10
       echo
     fi
     if [[ -f "$OUT_DIR/rawbench.log" ]]; then
@@ -562,6 +570,23 @@ run_checks() {
     fi
   else
     skipped rawbench "MISSING from the bundle"
+  fi
+  # ABI 1.1 interop as a framework uses it: memory from its own cuMemAlloc
+  # and its own CUstreams imported, copies, memset and an allreduce in
+  # place on them (one rank per GPU), read back with cuMemcpyDtoH after the
+  # framework's own synchronize; bad inputs; IPC between two processes
+  # (the program starts a copy of itself). Report in interop.json. The
+  # simulated driver shares memory between processes only with
+  # XALSIM_CUDA_IPC=1.
+  if [[ -x "$bin/xal-cuda-interopcheck" ]]; then
+    if [[ "$simulate" == 1 ]]; then
+      step --stdout "$OUT_DIR/interop.json" interop 40 env XALSIM_CUDA_IPC=1 \
+        "$bin/xal-cuda-interopcheck" --count 262144
+    else
+      step --stdout "$OUT_DIR/interop.json" interop 40 "$bin/xal-cuda-interopcheck"
+    fi
+  else
+    skipped interop "MISSING from the bundle"
   fi
   if [[ -x "$bin/xal-conform" ]]; then
     # --timeout: a stuck test is reported as timed out (its group goes on

@@ -75,7 +75,8 @@ std::optional<uint64_t> parse_bytes(std::string_view text, std::string* error) {
     set_error(error, "size '" + std::string(t) + "' is too large");
     return std::nullopt;
   }
-  return static_cast<uint64_t>(std::llround(v));
+  // Not llround: its long long overflows from 2^63 on.
+  return static_cast<uint64_t>(std::round(v));
 }
 
 std::string format_bytes(uint64_t bytes) {

@@ -94,7 +94,7 @@ TEST_F(ConformCli, QuickReportFieldByField) {
   EXPECT_EQ(r["tool"], "xal-conform");
   EXPECT_EQ(r["mode"], "quick");
   EXPECT_EQ(r["result"], "passed");
-  EXPECT_EQ(r["xal_abi_version"], "1.0");
+  EXPECT_EQ(r["xal_abi_version"], "1.1");
   EXPECT_EQ(r["groups"], json({"platform", "device", "memory", "errors"}));
   ASSERT_EQ(r["backends"].size(), 1u);
   EXPECT_EQ(r["backends"][0]["name"], "mock");

@@ -77,6 +77,12 @@ XAL_API xal_status_t xal_device_get_properties(
     if (t->device_get_metrics) p.capabilities |= XAL_DEVICE_CAP_METRICS;
     if (t->device_reset) p.capabilities |= XAL_DEVICE_CAP_RESET;
     p.capabilities |= XAL_DEVICE_CAP_HOST_MEMORY;
+    // Interop bits come from the backend (a wrapper passes its target's),
+    // and never claim what the table cannot do.
+    if (!t->mem_import)
+      p.capabilities &= ~(XAL_DEVICE_CAP_MEM_IMPORT | XAL_DEVICE_CAP_HOST_POINTERS);
+    if (!t->stream_import) p.capabilities &= ~XAL_DEVICE_CAP_STREAM_IMPORT;
+    if (!t->mem_ipc_get || !t->mem_ipc_open) p.capabilities &= ~XAL_DEVICE_CAP_IPC;
     partition_properties(d, &p);
     if (d->backend->flags & XAL_BACKEND_FLAG_SIMULATED)
       p.capabilities |= XAL_DEVICE_CAP_SIMULATED;

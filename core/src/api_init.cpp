@@ -23,8 +23,9 @@ namespace {
 std::mutex g_init_mu;
 
 // xal_backend_info_t's 1.0 size (up to driver_version): still accepted.
-constexpr size_t kBackendInfoFirstSize =
-    offsetof(xal_backend_info_t, driver_version) + sizeof(xal_backend_info_t::driver_version);
+constexpr size_t kBackendInfoFirstSize = XAL_BACKEND_INFO_SIZE_1_0;
+static_assert(XAL_BACKEND_INFO_SIZE_1_0 == offsetof(xal_backend_info_t, driver_version) +
+                                               sizeof(xal_backend_info_t::driver_version));
 
 std::string option_or_env(const xal_init_options_t* o,
                           const char* xal_init_options_t::*field,

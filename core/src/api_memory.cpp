@@ -21,6 +21,26 @@ void note_free(DeviceState& st, uint64_t bytes) {
   st.counters.alloc_count_current.fetch_sub(1);
 }
 
+// xal_mem_free of memory xal does not own: an import is forgotten (the
+// memory stays its owner's), IPC memory is refused. XAL_NOT_READY when
+// `ptr` is neither.
+xal_status_t free_foreign(DeviceObj* d, xal_devptr_t ptr) {
+  DeviceState& st = *d->state;
+  std::unique_lock lock(st.foreign_mu);
+  const auto it = st.foreign.find(ptr);
+  if (it == st.foreign.end()) return XAL_NOT_READY;
+  if (it->second.ipc)
+    return fail(d, XAL_ERROR_INVALID_ARGUMENT,
+                cat("pointer ", hex(ptr), " of device ", d->index,
+                    " was opened from an IPC handle: close it with "
+                    "xal_mem_close_ipc_handle"));
+  st.foreign.erase(it);
+  st.registry.remove(ptr);
+  lock.unlock();
+  const xal_status_t s = d->hdr.table->mem_import_release(d->native, ptr);
+  return s == XAL_SUCCESS ? s : fail_backend(d->backend, d, s);
+}
+
 }  // namespace
 
 extern "C" {
@@ -74,6 +94,7 @@ XAL_API xal_status_t xal_mem_free(xal_device_t device, xal_devptr_t ptr) {
     DeviceObj* d = as_device(device);
     if (!d || !rt) return bad_handle(device, "device");
     trace::note_device(d->index);
+    if (xal_status_t f = free_foreign(d, ptr); f != XAL_NOT_READY) return f;
     auto size = d->state->registry.remove(ptr);
     if (!size) {
       if (!rt->validation && ptr != 0) {

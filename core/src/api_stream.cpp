@@ -18,6 +18,27 @@ xal_status_t core_work_status(StreamObj* s) {
 
 }  // namespace
 
+namespace xal::core {
+
+xal_stream_t publish_stream(DeviceObj* d, xal_bstream_t* native) {
+  StreamObj* obj = nullptr;
+  try {
+    obj = make_handle<StreamObj>(d->hdr.table);
+    obj->device = d;
+    obj->native = native;
+    std::lock_guard lock(d->state->mu);
+    d->state->streams.insert(obj);
+  } catch (...) {
+    if (obj) destroy_handle(obj);
+    d->hdr.table->stream_destroy(native);
+    throw;
+  }
+  if (trace_on()) trace::stream_created(obj);
+  return to_handle<xal_stream_t>(obj);
+}
+
+}  // namespace xal::core
+
 extern "C" {
 
 // Creates a stream owned by the caller. Thread-safe.
@@ -34,20 +55,7 @@ XAL_API xal_status_t xal_stream_create(xal_device_t device, uint32_t flags,
     xal_bstream_t* native = nullptr;
     const xal_status_t s = d->hdr.table->stream_create(d->native, flags, &native);
     if (s != XAL_SUCCESS) return fail_backend(d->backend, d, s);
-    StreamObj* obj = nullptr;
-    try {
-      obj = make_handle<StreamObj>(d->hdr.table);
-      obj->device = d;
-      obj->native = native;
-      std::lock_guard lock(d->state->mu);
-      d->state->streams.insert(obj);
-    } catch (...) {
-      if (obj) destroy_handle(obj);
-      d->hdr.table->stream_destroy(native);
-      throw;
-    }
-    *out_stream = to_handle<xal_stream_t>(obj);
-    if (trace_on()) trace::stream_created(obj);
+    *out_stream = publish_stream(d, native);
     return XAL_SUCCESS;
   });
 }

@@ -20,6 +20,14 @@ constexpr double kMaxDebtSeconds = 1.0;
 constexpr auto kMaxWait = std::chrono::seconds(2);
 // Longest single sleep of a waiting submit (it then looks again).
 constexpr auto kMaxSleep = std::chrono::milliseconds(20);
+// The same in nanoseconds, for a job's bucket.
+constexpr auto kBurstNs = static_cast<int64_t>(kBurstSeconds * 1e9);
+constexpr auto kMaxDebtNs = static_cast<int64_t>(kMaxDebtSeconds * 1e9);
+
+int64_t steady_ns(ComputeShare::Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch())
+      .count();
+}
 
 thread_local bool t_submit_deferred = false;
 
@@ -51,8 +59,11 @@ void ComputeShare::settle(Clock::time_point now) {
   const uint64_t wall = ns_between(settled_at_, now);
   const uint64_t busy = in_flight_ ? wall : 0;
   busy_ns_ += busy;
-  credit_s_ = std::clamp(credit_s_ + (rate_ * wall - busy) * 1e-9,
-                         -kMaxDebtSeconds, burst_s_);
+  if (bucket_)
+    bucket_charge(*bucket_, steady_ns(now), busy, rate_, kBurstNs, kMaxDebtNs);
+  else
+    credit_s_ = std::clamp(credit_s_ + (rate_ * wall - busy) * 1e-9,
+                           -kMaxDebtSeconds, burst_s_);
   settled_at_ = std::max(settled_at_, now);
 }
 
@@ -66,14 +77,26 @@ void ComputeShare::admit() {
       const auto now = Clock::now();
       settle(now);
       if (now >= give_up) return;
-      if (credit_s_ >= 0) return;
-      // Idle: credit returns at `rate_`; busy: look again shortly.
-      wait_s = in_flight_ ? 0.001 : -credit_s_ / rate_;
+      // The job's debt is in wall time already; this process's own, in
+      // device time, returns at `rate_`.
+      const double debt_s = bucket_ ? 1e-9 * static_cast<double>(
+                                                 bucket_debt_ns(*bucket_, steady_ns(now)))
+                                    : -credit_s_ / rate_;
+      if (debt_s <= 0) return;
+      // Idle: wait the debt out; busy: look again shortly.
+      wait_s = in_flight_ ? 0.001 : debt_s;
     }
     const auto wait = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(wait_s));
     std::this_thread::sleep_for(std::min<Clock::duration>(wait, kMaxSleep));
   }
+}
+
+void ComputeShare::set_bucket(SharedBucket* bucket) noexcept {
+  std::lock_guard lock(mu_);
+  settle(Clock::now());  // what ran so far is this process's own
+  bucket_ = bucket;
+  resolved_.store(true, std::memory_order_release);
 }
 
 void ComputeShare::begin() {

@@ -9,13 +9,21 @@
 // to now. A submit waits on the caller's thread while the credit is
 // negative. Whole cards have no ComputeShare: submit_shared is then one
 // branch.
+//
+// With the shared quota ledger (XAL_QUOTA_LEDGER), the credit is the job's:
+// at its first submit a partition attaches to its slot's bucket in the
+// ledger (shared_bucket.hpp), which every process of the job on the
+// partition draws from; device time is then charged to it, and the time
+// each process's own work ran still counts in its busy time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 
 #include "objects.hpp"
+#include "shared_bucket.hpp"
 
 namespace xal::core {
 
@@ -27,6 +35,14 @@ class ComputeShare {
   explicit ComputeShare(uint32_t percent);
 
   uint32_t percent() const noexcept { return percent_; }
+
+  // Whether the job's bucket has been looked for (set_bucket).
+  bool bucket_resolved() const noexcept {
+    return resolved_.load(std::memory_order_acquire);
+  }
+  // Draws from `bucket` from now on (nullptr: this process's own credit).
+  // The bucket must outlive this share. Thread-safe.
+  void set_bucket(SharedBucket* bucket) noexcept;
 
   // Waits while the partition is in debt (never when percent is 100).
   // Thread-safe.
@@ -56,6 +72,8 @@ class ComputeShare {
   // Credit and busy time brought up to `now`. Needs mu_.
   void settle(Clock::time_point now);
 
+  std::atomic<bool> resolved_{false};
+  SharedBucket* bucket_ = nullptr;  // guarded by mu_
   const uint32_t percent_;
   const double rate_;    // credit seconds per wall second
   const double burst_s_; // most credit kept
@@ -67,6 +85,17 @@ class ComputeShare {
   Clock::time_point window_start_;
   uint64_t window_busy_ns_ = 0;
 };
+
+// Looks the job's bucket of d's compute share up in the shared quota
+// ledger, or settles for the process's own (quota_shared.cpp). Thread-safe.
+void shared_compute_attach(DeviceObj* d);
+
+// Attaches the share to the job's bucket at its first submit.
+inline ComputeShare* share_of(StreamObj* s) {
+  ComputeShare* share = s->device->state->share;
+  if (share && !share->bucket_resolved()) shared_compute_attach(s->device);
+  return share;
+}
 
 // A collective called inside xal_group_start/end is kept for xal_group_end
 // (defer_to_group_end), which charges it when it queues it (charge_shared);
@@ -100,7 +129,7 @@ inline xal_status_t run_charged(ComputeShare& share, StreamObj* s, F&& submit,
 // when queued. No admission wait.
 template <class F>
 inline xal_status_t charge_shared(StreamObj* s, F&& submit) {
-  ComputeShare* share = s->device->state->share;
+  ComputeShare* share = share_of(s);
   if (!share) return submit();
   return run_charged(*share, s, submit, false);
 }
@@ -110,7 +139,7 @@ inline xal_status_t charge_shared(StreamObj* s, F&& submit) {
 // (or, kept for xal_group_end, leaves that to charge_shared there).
 template <class F>
 inline xal_status_t submit_shared(StreamObj* s, F&& submit) {
-  ComputeShare* share = s->device->state->share;
+  ComputeShare* share = share_of(s);
   if (!share) return submit();
   share->admit();
   (void)take_submit_deferred();

@@ -63,7 +63,9 @@ xal_status_t HostMemory::allocate(size_t bytes, uint32_t flags, void** out_ptr) 
 void HostMemory::release(void* ptr, Block& block) noexcept {
   for (Backend* b : block.registered)
     if (b->table->host_unregister) b->table->host_unregister(b->instance, ptr);
-  if (block.owner) {
+  if (block.caller_owned) {
+    // The caller's memory: only the registrations are undone.
+  } else if (block.owner) {
     block.owner->table->host_free(block.owner->instance, ptr);
   } else {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -84,6 +86,64 @@ xal_status_t HostMemory::free(void* ptr) {
                   cat("pointer ", ptr,
                       " was not returned by xal_host_alloc (or is already "
                       "freed)"));
+    if (it->second.caller_owned)
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  cat("pointer ", ptr,
+                      " was registered with xal_host_register: undo it with "
+                      "xal_host_unregister"));
+    block = std::move(it->second);
+    blocks_.erase(it);
+  }
+  release(ptr, block);
+  return XAL_SUCCESS;
+}
+
+xal_status_t HostMemory::register_range(void* ptr, size_t bytes) {
+  const auto start = reinterpret_cast<uintptr_t>(ptr);
+  Block block;
+  block.bytes = bytes;
+  block.caller_owned = true;
+  std::lock_guard lock(mu_);
+  // A block overlaps when the one starting at or before the range's last
+  // byte ends after its start.
+  auto it = blocks_.upper_bound(static_cast<char*>(ptr) + (bytes - 1));
+  if (it != blocks_.begin()) {
+    --it;
+    const auto base = reinterpret_cast<uintptr_t>(it->first);
+    if (base + it->second.bytes > start)
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  cat("host range [", ptr, ", +", bytes, ") overlaps [", it->first, ", +",
+                      it->second.bytes, "), ",
+                      it->second.caller_owned ? "already registered"
+                                              : "memory of xal_host_alloc"));
+  }
+  for (auto& b : rt_.backends) {
+    if (!b->loaded() || !b->table->host_register) continue;
+    if (b->table->host_register(b->instance, ptr, bytes) == XAL_SUCCESS)
+      block.registered.push_back(b.get());
+    else
+      clear_pending();  // that backend copies through its own staging
+  }
+  try {
+    blocks_.emplace(ptr, std::move(block));
+  } catch (...) {
+    release(ptr, block);
+    throw;
+  }
+  return XAL_SUCCESS;
+}
+
+xal_status_t HostMemory::unregister_range(void* ptr) {
+  Block block;
+  {
+    std::lock_guard lock(mu_);
+    auto it = blocks_.find(ptr);
+    if (it == blocks_.end() || !it->second.caller_owned)
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  cat("pointer ", ptr,
+                      it == blocks_.end()
+                          ? " does not start a range registered with xal_host_register"
+                          : " was returned by xal_host_alloc: free it with xal_host_free"));
     block = std::move(it->second);
     blocks_.erase(it);
   }
@@ -135,6 +195,34 @@ XAL_API xal_status_t xal_host_free(void* ptr) {
     if (!rt) return not_initialized();
     if (!ptr) return null_argument("ptr");
     return rt->host->free(ptr);
+  });
+}
+
+// Registers caller-owned host memory. Thread-safe, also against xal_shutdown.
+XAL_API xal_status_t xal_host_register(void* ptr, size_t bytes, uint32_t flags) {
+  return entry("xal_host_register", [&] {
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
+    if (!rt) return not_initialized();
+    if (!ptr) return null_argument("ptr");
+    if (bytes == 0) return fail(XAL_ERROR_INVALID_ARGUMENT, "cannot register 0 bytes");
+    if (flags != 0)
+      return fail(XAL_ERROR_INVALID_ARGUMENT, cat("unknown host register flags ", hex(flags)));
+    if (reinterpret_cast<uintptr_t>(ptr) + bytes < reinterpret_cast<uintptr_t>(ptr))
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  cat("host range [", ptr, ", +", bytes, ") wraps around"));
+    return rt->host->register_range(ptr, bytes);
+  });
+}
+
+// Undoes xal_host_register. Thread-safe, also against xal_shutdown.
+XAL_API xal_status_t xal_host_unregister(void* ptr) {
+  return entry("xal_host_unregister", [&] {
+    const RuntimeHold hold;
+    Runtime* rt = hold.get();
+    if (!rt) return not_initialized();
+    if (!ptr) return null_argument("ptr");
+    return rt->host->unregister_range(ptr);
   });
 }
 

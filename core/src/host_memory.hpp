@@ -24,6 +24,12 @@ class HostMemory {
   xal_status_t allocate(size_t bytes, uint32_t flags, void** out_ptr);
   // Frees a pointer from allocate(); INVALID_ARGUMENT for any other.
   xal_status_t free(void* ptr);
+  // Registers caller-owned memory with every backend that has
+  // host_register (xal_host_register); INVALID_ARGUMENT when it overlaps
+  // a registered or allocated range. Thread-safe.
+  xal_status_t register_range(void* ptr, size_t bytes);
+  // Undoes register_range(ptr, ...); INVALID_ARGUMENT for any other pointer.
+  xal_status_t unregister_range(void* ptr);
   // Frees everything (shutdown).
   void release_all() noexcept;
 
@@ -32,6 +38,7 @@ class HostMemory {
     size_t bytes = 0;
     Backend* owner = nullptr;  // backend that allocated it, or none
     bool locked = false;
+    bool caller_owned = false;  // xal_host_register: never freed by xal
     std::vector<Backend*> registered;
   };
   void release(void* ptr, Block& block) noexcept;

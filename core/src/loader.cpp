@@ -25,6 +25,72 @@ std::string version_string(uint32_t v) {
   return cat(XAL_ABI_MAJOR(v), ".", XAL_ABI_MINOR(v));
 }
 
+// The entry list (XAL_BACKEND_ENTRIES) as data, checked against the struct.
+struct EntryInfo {
+  const char* name;
+  size_t offset;
+  int presence;
+  uint32_t minor;
+};
+#define XAL_CORE_ENTRY_INFO(name, presence, minor) \
+  EntryInfo{#name, offsetof(xal_backend_table_t, name), presence, minor},
+constexpr EntryInfo kEntries[] = {XAL_BACKEND_ENTRIES(XAL_CORE_ENTRY_INFO)};
+#undef XAL_CORE_ENTRY_INFO
+
+// Every member after `version` is listed once, in order, with minors that
+// never go down and none past this header's minor.
+constexpr bool entries_match_struct() {
+  size_t at = offsetof(xal_backend_table_t, version) + sizeof(const char*);
+  uint32_t minor = 0;
+  for (const EntryInfo& e : kEntries) {
+    if (e.offset != at || e.minor < minor || e.minor > XAL_ABI_VERSION_MINOR)
+      return false;
+    if (e.minor == 0 && at + sizeof(void*) > XAL_BACKEND_TABLE_SIZE_1_0) return false;
+    minor = e.minor;
+    at += sizeof(void*);
+  }
+  return at == sizeof(xal_backend_table_t);
+}
+static_assert(entries_match_struct(),
+              "XAL_BACKEND_ENTRIES and xal_backend_table_t disagree: list every "
+              "member after `version` once, in order, with its minor");
+
+// Entries that come in pairs: a table with the first needs the second.
+constexpr std::pair<const char*, const char*> kPairs[] = {
+    {"mem_import", "mem_import_release"},
+    {"mem_ipc_open", "mem_ipc_close"},
+};
+
+bool entry_set(const xal_backend_table_t& t, const char* name) {
+  for (const EntryInfo& e : kEntries) {
+    if (std::strcmp(e.name, name) != 0) continue;
+    const void* slot = reinterpret_cast<const char*>(&t) + e.offset;
+    const void* value = nullptr;
+    std::memcpy(&value, slot, sizeof value);
+    return value != nullptr;
+  }
+  return false;
+}
+
+// Why a table cannot be used: a required entry left NULL, or one of a pair
+// without the other; NULL when it can.
+const char* missing_entry(const xal_backend_table_t& t) {
+  static thread_local std::string reason;
+  for (const EntryInfo& e : kEntries) {
+    if (e.presence == XAL_ENTRY_REQUIRED && !entry_set(t, e.name)) {
+      reason = cat("required table entry ", e.name, " is NULL");
+      return reason.c_str();
+    }
+  }
+  for (const auto& [first, second] : kPairs) {
+    if (entry_set(t, first) && !entry_set(t, second)) {
+      reason = cat("table entry ", first, " is set but ", second, " is NULL");
+      return reason.c_str();
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 bool open_plugin(const std::string& plugin,
@@ -118,39 +184,11 @@ bool open_plugin(const std::string& plugin,
   std::memcpy(b.table.get(), t, std::min(t->struct_size, sizeof(xal_backend_table_t)));
   b.table->struct_size = sizeof(xal_backend_table_t);
   const xal_backend_table_t& tb = *b.table;
-  const std::pair<const void*, const char*> required[] = {
-      {reinterpret_cast<const void*>(tb.init), "init"},
-      {reinterpret_cast<const void*>(tb.shutdown), "shutdown"},
-      {reinterpret_cast<const void*>(tb.device_count), "device_count"},
-      {reinterpret_cast<const void*>(tb.device_get), "device_get"},
-      {reinterpret_cast<const void*>(tb.device_get_properties), "device_get_properties"},
-      {reinterpret_cast<const void*>(tb.device_synchronize), "device_synchronize"},
-      {reinterpret_cast<const void*>(tb.mem_alloc), "mem_alloc"},
-      {reinterpret_cast<const void*>(tb.mem_free), "mem_free"},
-      {reinterpret_cast<const void*>(tb.mem_get_info), "mem_get_info"},
-      {reinterpret_cast<const void*>(tb.stream_create), "stream_create"},
-      {reinterpret_cast<const void*>(tb.stream_destroy), "stream_destroy"},
-      {reinterpret_cast<const void*>(tb.stream_synchronize), "stream_synchronize"},
-      {reinterpret_cast<const void*>(tb.stream_query), "stream_query"},
-      {reinterpret_cast<const void*>(tb.memcpy_htod), "memcpy_htod"},
-      {reinterpret_cast<const void*>(tb.memcpy_dtoh), "memcpy_dtoh"},
-      {reinterpret_cast<const void*>(tb.memcpy_dtod), "memcpy_dtod"},
-      {reinterpret_cast<const void*>(tb.memset), "memset"},
-      {reinterpret_cast<const void*>(tb.event_create), "event_create"},
-      {reinterpret_cast<const void*>(tb.event_destroy), "event_destroy"},
-      {reinterpret_cast<const void*>(tb.event_record), "event_record"},
-      {reinterpret_cast<const void*>(tb.stream_wait_event), "stream_wait_event"},
-      {reinterpret_cast<const void*>(tb.event_synchronize), "event_synchronize"},
-      {reinterpret_cast<const void*>(tb.event_query), "event_query"},
-      {reinterpret_cast<const void*>(tb.event_elapsed_ms), "event_elapsed_ms"},
-  };
-  for (const auto& [fn, name] : required) {
-    if (!fn) {
-      b.status = XAL_ERROR_ABI_MISMATCH;
-      b.reason = cat("required table entry ", name, " is NULL");
-      b.table.reset();
-      return false;
-    }
+  if (const char* missing = missing_entry(tb)) {
+    b.status = XAL_ERROR_ABI_MISMATCH;
+    b.reason = missing;
+    b.table.reset();
+    return false;
   }
   return true;
 }

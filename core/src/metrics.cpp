@@ -12,7 +12,7 @@ using namespace xal::core;
 
 namespace {
 // The struct's size in ABI 1.0: everything up to the job fields.
-constexpr size_t kMetricsFirstSize = offsetof(xal_device_metrics_t, job_memory_used_bytes);
+constexpr size_t kMetricsFirstSize = XAL_DEVICE_METRICS_SIZE_1_0;
 // xal_errors has room for the statuses of ABI 1.0 only; a later status is
 // counted by the core (Counters::errors) but not reported in it.
 constexpr int kErrorSlots =
@@ -92,7 +92,9 @@ XAL_API xal_status_t xal_device_get_job_processes(xal_device_t device, uint32_t 
     DeviceObj* d = as_device(device);
     if (!d) return bad_handle(device, "device");
     if (!out_count) return null_argument("out_count");
-    if (capacity > 0) XAL_CHECK_STRUCT(out_processes, "out_processes");
+    if (capacity > 0 && !struct_ok_from(out_processes, XAL_JOB_PROCESS_SIZE_MEMORY))
+      return bad_struct(out_processes, out_processes ? out_processes->struct_size : 0,
+                        XAL_JOB_PROCESS_SIZE_MEMORY, "out_processes");
     std::vector<LedgerProcess> procs;
     if (!shared_quota_processes(d, &procs))
       return fail(d, XAL_ERROR_NOT_SUPPORTED,
@@ -107,6 +109,13 @@ XAL_API xal_status_t xal_device_get_job_processes(xal_device_t device, uint32_t 
       e.is_self = procs[i].self ? 1 : 0;
       e.memory_bytes = procs[i].bytes;
       e.limit_bytes = procs[i].limit;
+      e.busy_ns = procs[i].usage.busy_ns;
+      e.utilization_percent = procs[i].utilization;
+      e.bytes_copied = procs[i].usage.bytes_copied;
+      e.collective_calls = procs[i].usage.collective_calls;
+      e.collective_bytes = procs[i].usage.collective_bytes;
+      e.allocations = procs[i].usage.allocations;
+      e.errors = procs[i].usage.errors;
       // Every element takes element 0's struct_size (the caller's version).
       std::memcpy(base + i * stride, &e, stride < sizeof e ? stride : sizeof e);
     }

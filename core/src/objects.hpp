@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -74,6 +75,16 @@ struct DeviceState {
   // How often xal_device_reset (of the device or of its card) released its
   // allocations, streams and events; named in the errors of stale pointers.
   std::atomic<uint32_t> resets{0};
+  // Ranges of the registry that xal does not own (ABI 1.1 interop): memory
+  // imported with xal_mem_import (ipc false) or mapped from another
+  // process's IPC handle (ipc true), by base address. Released through the
+  // backend's mem_import_release / mem_ipc_close instead of mem_free.
+  struct Foreign {
+    uint64_t bytes = 0;
+    bool ipc = false;
+  };
+  std::mutex foreign_mu;
+  std::map<uint64_t, Foreign> foreign;
 };
 
 }  // namespace xal::core

@@ -141,12 +141,14 @@ std::string resolve_shares(std::vector<PartitionRequest>& parts,
   if (parts.empty()) return "no partitions requested";
   uint64_t given = 0, bytes = 0;
   size_t open = 0;
+  bool overflow = false;  // the sizes add up past 2^64 bytes
   for (const auto& p : parts) {
     if (p.bytes == 0) return "a partition needs more than 0 bytes";
     if (p.percent > 100)
       return cat("a share of ", p.percent, "% is above 100%");
     given += p.percent;
     open += p.percent == 0;
+    overflow |= bytes + p.bytes < bytes;
     bytes = bytes + p.bytes < bytes ? UINT64_MAX : bytes + p.bytes;
   }
   if (given > 100 || (open && given + open > 100))
@@ -155,7 +157,7 @@ std::string resolve_shares(std::vector<PartitionRequest>& parts,
                ", above 100%");
   for (auto& p : parts)
     if (p.percent == 0) p.percent = static_cast<uint32_t>((100 - given) / open);
-  if (bytes > card_bytes)
+  if (overflow || bytes > card_bytes)
     return cat("the partitions add up to ", format_bytes(bytes), " (", bytes,
                " bytes), more than the card's ", format_bytes(card_bytes), " (",
                card_bytes, " bytes)");

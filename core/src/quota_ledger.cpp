@@ -70,6 +70,19 @@ int make_handle(uint32_t index, uint32_t generation) noexcept {
   return static_cast<int>((generation << kIndexBits) | index);
 }
 
+// The slot's label: `label` cut to fit, NUL-terminated.
+void copy_label(DeviceSlot& d, std::string_view label) noexcept {
+  const size_t n = std::min(label.size(), sizeof d.label - 1);
+  std::memcpy(d.label, label.data(), n);
+  std::memset(d.label + n, 0, sizeof d.label - n);
+}
+
+// An entry with nothing left to record: no memory, no limit, not drawing
+// from the slot's share.
+bool idle(const ProcessEntry& e) noexcept {
+  return e.bytes == 0 && e.limit == 0 && !(e.flags & kEntryActive);
+}
+
 }  // namespace
 
 bool process_start_time(pid_t pid, uint64_t* start_time, bool* zombie) {
@@ -99,6 +112,10 @@ QuotaLedger::QuotaLedger(File* file, std::string object)
 }
 
 QuotaLedger::~QuotaLedger() {
+  if (reader_) {
+    ::munmap(file_, sizeof(File));
+    return;
+  }
   try {
     Guard g(*this);
     refresh_identity();
@@ -137,7 +154,8 @@ int QuotaLedger::index_of(int handle) const noexcept {
   return static_cast<int>(index);
 }
 
-int QuotaLedger::slot(const DeviceUuid& uuid, std::string* error) {
+int QuotaLedger::slot(const DeviceUuid& uuid, std::string* error,
+                      std::string_view label) {
   Guard g(*this);
   refresh_identity();
   const uint64_t now = ++file_->header.lookups;
@@ -146,6 +164,7 @@ int QuotaLedger::slot(const DeviceUuid& uuid, std::string* error) {
     DeviceSlot& d = file_->slots[s];
     if (d.in_use && std::memcmp(d.uuid, uuid.data(), 16) == 0) {
       d.looked_up = now;
+      if (d.label[0] == 0) copy_label(d, label);
       return make_handle(s, d.in_use);
     }
     if (!d.in_use && free_slot < 0) free_slot = static_cast<int>(s);
@@ -179,6 +198,11 @@ int QuotaLedger::slot(const DeviceUuid& uuid, std::string* error) {
   d.used = 0;
   d.looked_up = now;
   std::memset(static_cast<void*>(d.processes), 0, sizeof d.processes);
+  d.window = {};
+  d.bucket.paid_until_ns.store(0);
+  d.bucket.busy_ns.store(0);
+  d.bucket.percent.store(0);
+  copy_label(d, label);
   return make_handle(static_cast<uint32_t>(free_slot), generation);
 }
 
@@ -194,7 +218,7 @@ ProcessEntry* QuotaLedger::own_entry(int slot, bool create, bool* created) {
     for (uint32_t i = 0; i < kMaxProcesses; ++i) {
       ProcessEntry& e = d.processes[i];
       if (e.pid != 0) continue;
-      e = ProcessEntry{pid_, 0, start_time_, 0, 0};
+      e = ProcessEntry{pid_, 0, start_time_, 0, 0, {}, {}};
       if (i >= d.high_water) d.high_water = i + 1;
       if (created) *created = true;
       return &e;
@@ -289,7 +313,7 @@ void QuotaLedger::release(int handle, uint64_t bytes) noexcept {
     ProcessEntry* e = own_entry(slot, false);
     if (!e) return;
     e->bytes -= std::min(bytes, e->bytes);
-    if (e->bytes == 0 && e->limit == 0) *e = {};
+    if (idle(*e)) *e = {};
     sum(slot);
   } catch (...) {
   }
@@ -315,7 +339,7 @@ QuotaLedger::SetLimit QuotaLedger::store_limit(int slot, uint64_t limit,
   if (!e && limit != 0) return SetLimit::kNoEntry;
   const bool refused = commit && !commit();
   if (e && !refused) e->limit = limit;
-  if (e && e->bytes == 0 && e->limit == 0) *e = {};
+  if (e && idle(*e)) *e = {};
   sum(slot);
   return refused ? SetLimit::kRefused : SetLimit::kOk;
 }
@@ -367,13 +391,15 @@ std::vector<LedgerProcess> QuotaLedger::processes(int handle, bool* stale) {
   if (stale) *stale = slot < 0;
   if (slot < 0) return {};
   reclaim_slot(slot);
+  const uint64_t now = monotonic_ns();
   std::vector<LedgerProcess> out;
   const DeviceSlot& d = file_->slots[slot];
   for (uint32_t i = 0; i < used_entries(d); ++i) {
     const ProcessEntry& e = d.processes[i];
     if (e.pid == 0) continue;
     const bool self = e.pid == pid_ && e.start_time == start_time_;
-    out.push_back({e.pid, self, e.bytes, e.limit});
+    out.push_back({e.pid, self, e.bytes, e.limit, e.usage,
+                   window_percent(e.window, now)});
   }
   return out;
 }

@@ -1,16 +1,19 @@
 // The cross-process quota ledger: a small POSIX shared-memory table that the
 // processes of one job (XAL_QUOTA_LEDGER=NAME) keep of the device memory each
-// of them holds, so that a memory limit counts every process on a card.
+// of them holds, so that a memory limit counts every process on a card, of
+// the compute share they draw from together, and of what each of them uses.
 //
 // The object /xal-ledger-<uid>-<NAME> holds a fixed-size versioned header, a
 // process-shared robust mutex and a table of device slots keyed by the
 // device uuid. Each slot has per-process entries {pid, start time, bytes,
-// limit}; the start time (field 22 of /proc/PID/stat) tells a reused pid
-// from the process that wrote the entry. Entries of dead processes are
+// limit, usage}; the start time (field 22 of /proc/PID/stat) tells a reused
+// pid from the process that wrote the entry. Entries of dead processes are
 // reclaimed when found; when the table is full, the slot without a live
 // entry looked up longest ago is given to another uuid, under a new
-// generation, so that a slot handle a process kept reads as stale. This
-// file depends on nothing else of the core.
+// generation, so that a slot handle a process kept reads as stale. Each slot
+// also holds the token bucket of the device's compute share (a partition's),
+// which every process of the job on it draws from without the lock
+// (shared_bucket.hpp). This file depends on nothing else of the core.
 #pragma once
 
 #include <pthread.h>
@@ -25,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shared_bucket.hpp"
+
 namespace xal::core {
 
 using DeviceUuid = std::array<uint8_t, 16>;
@@ -32,16 +37,43 @@ using DeviceUuid = std::array<uint8_t, 16>;
 namespace ledger_layout {
 
 inline constexpr uint64_t kMagic = 0x314745444c4c4158ull;  // "XALLEDG1"
-inline constexpr uint32_t kVersion = 2;  // 2: slots are reused
+// 2: slots are reused; 3: compute-share buckets, usage and labels.
+inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kMaxDevices = 64;     // uuids per ledger
 inline constexpr uint32_t kMaxProcesses = 128;  // processes per uuid
 
+inline constexpr uint32_t kLabelBytes = 64;
+// ProcessEntry::flags: the process draws from the slot's compute share (its
+// entry stays while it runs, with or without memory).
+inline constexpr uint32_t kEntryActive = 1u;
+
+// What a process did on a device through xal (cumulative; its owner
+// publishes it, about every 100 ms).
+struct ProcessUsage {
+  uint64_t busy_ns;           // device time of its work (partitions)
+  uint64_t bytes_copied;      // host to device, device to host, device, peer
+  uint64_t collective_calls;
+  uint64_t collective_bytes;
+  uint64_t allocations;       // live allocations
+  uint64_t errors;            // failed calls on the device
+};
+
+// Utilization over the last window of about a second: busy time at the
+// window's start, and the ratio of the window before (parts per million).
+struct UsageWindow {
+  uint64_t start_ns;       // CLOCK_MONOTONIC; 0: not started
+  uint64_t start_busy_ns;
+  uint64_t ratio_ppm;
+};
+
 struct ProcessEntry {
   int32_t pid;          // 0: free entry
-  uint32_t reserved0;
+  uint32_t flags;       // kEntryActive
   uint64_t start_time;  // clock ticks after boot (/proc/PID/stat field 22)
   uint64_t bytes;       // device memory this process holds through xal
   uint64_t limit;       // the limit this process set, 0: none
+  ProcessUsage usage;
+  UsageWindow window;
 };
 
 struct DeviceSlot {
@@ -51,6 +83,9 @@ struct DeviceSlot {
   uint64_t limit;        // the limit in force at the last update, 0: none
   uint64_t used;         // job-wide bytes at the last update
   uint64_t looked_up;    // Header::lookups at its last lookup
+  char label[kLabelBytes];  // the device's name, as its first user gave it
+  SharedBucket bucket;   // the compute share, drawn from without the lock
+  UsageWindow window;    // of bucket.busy_ns: the job's utilization
   ProcessEntry processes[kMaxProcesses];
 };
 
@@ -88,6 +123,29 @@ struct LedgerProcess {
   bool self = false;
   uint64_t bytes = 0;
   uint64_t limit = 0;
+  ledger_layout::ProcessUsage usage{};
+  double utilization = 0;  // percent of its last window
+};
+
+// A utilization window's ratio in percent at `now_ns`; 0 when nobody moved
+// it on lately.
+double window_percent(const ledger_layout::UsageWindow& w, uint64_t now_ns) noexcept;
+// CLOCK_MONOTONIC (std::chrono::steady_clock) in nanoseconds.
+uint64_t monotonic_ns() noexcept;
+
+// One row of a ledger as tools read it: a device's job-wide figures (pid 0:
+// memory and usage of its live processes, busy time and utilization of all
+// that drew from its compute share) or one live process's.
+struct LedgerRow {
+  DeviceUuid uuid{};
+  std::string label;
+  int32_t pid = 0;
+  uint32_t percent = 0;    // the compute share its users gave, 0: none
+  uint32_t processes = 0;  // job rows: live processes with an entry
+  uint64_t bytes = 0;
+  uint64_t limit = 0;
+  ledger_layout::ProcessUsage usage{};
+  double utilization = 0;  // percent of the last window, 0 when none is recent
 };
 
 // One process's view of a ledger. Every member takes the ledger's lock;
@@ -109,6 +167,12 @@ class QuotaLedger {
   // on a bad name, a ledger of another version or size, or a system error.
   static std::unique_ptr<QuotaLedger> open(std::string_view name,
                                            std::string* error);
+  // Opens an existing ledger to read it (tools); the same checks. Closing
+  // it leaves the entries of the calling process as they are.
+  // *other_layout, when given, tells a ledger of another layout.
+  static std::unique_ptr<QuotaLedger> open_existing(std::string_view name,
+                                                    std::string* error,
+                                                    bool* other_layout = nullptr);
   // Removes the shared-memory object (open mappings stay valid).
   static bool unlink(std::string_view name);
 
@@ -124,7 +188,9 @@ class QuotaLedger {
   // as a slot with nothing in it (reserve and update_limit say kStale,
   // usage and processes set *stale). A slot where this process has an
   // entry is never reused, so its handles stay valid.
-  int slot(const DeviceUuid& uuid, std::string* error);
+  // `label` (the device's name) is recorded when the slot has none.
+  int slot(const DeviceUuid& uuid, std::string* error,
+           std::string_view label = {});
   // The index in File::slots of a handle (for tests and tools).
   static uint32_t slot_index(int handle) noexcept;
 
@@ -161,6 +227,18 @@ class QuotaLedger {
   SetLimit publish_limit(int slot, const std::atomic<uint64_t>& limit);
   // update_limit without the check: false when no entry was free.
   bool set_limit(int slot, uint64_t limit);
+  // Marks this process's entry of `slot` active (created if needed; it then
+  // stays until the process ends or drops the slot, so the slot is not
+  // reused) and returns the slot's compute-share bucket, which stays mapped
+  // while this ledger is open; nullptr for a stale handle or no free entry.
+  SharedBucket* attach(int slot, uint32_t percent);
+  // Records this process's usage of `slot` at `now_ns` (CLOCK_MONOTONIC)
+  // in its entry, if it has one, moves the utilization windows on and
+  // reclaims dead processes' entries of the slot.
+  void publish(int slot, const ledger_layout::ProcessUsage& usage, uint64_t now_ns);
+  // Every used slot with a live entry: its job row, then its processes'
+  // rows, after reclaiming dead processes' entries.
+  std::vector<LedgerRow> rows(uint64_t now_ns);
   // Job-wide figures after reclaiming dead processes' entries.
   LedgerUsage usage(int slot, bool* stale = nullptr);
   // The live processes' entries of `slot`, after the same reclaiming.
@@ -187,6 +265,9 @@ class QuotaLedger {
 
  private:
   QuotaLedger(ledger_layout::File* file, std::string object);
+  static std::unique_ptr<QuotaLedger> open_mode(std::string_view name, bool create,
+                                                std::string* error,
+                                                bool* other_layout);
   // Under the lock: this process's entry in `slot`, created when `create`
   // (*created, when given, tells whether it was).
   ledger_layout::ProcessEntry* own_entry(int slot, bool create,
@@ -203,6 +284,7 @@ class QuotaLedger {
 
   ledger_layout::File* file_ = nullptr;
   std::string object_;
+  bool reader_ = false;  // opened by open_existing
   pid_t pid_ = 0;
   uint64_t start_time_ = 0;
 };

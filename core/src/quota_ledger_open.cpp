@@ -88,6 +88,21 @@ bool QuotaLedger::unlink(std::string_view name) {
 
 std::unique_ptr<QuotaLedger> QuotaLedger::open(std::string_view name,
                                                std::string* error) {
+  return open_mode(name, true, error, nullptr);
+}
+
+std::unique_ptr<QuotaLedger> QuotaLedger::open_existing(std::string_view name,
+                                                        std::string* error,
+                                                        bool* other_layout) {
+  auto ledger = open_mode(name, false, error, other_layout);
+  if (ledger) ledger->reader_ = true;
+  return ledger;
+}
+
+std::unique_ptr<QuotaLedger> QuotaLedger::open_mode(std::string_view name, bool create,
+                                                    std::string* error,
+                                                    bool* other_layout) {
+  if (other_layout) *other_layout = false;
   std::string why;
   if (!valid_name(name, &why)) {
     *error = "invalid ledger name '" + std::string(name) + "': " + why;
@@ -95,16 +110,19 @@ std::unique_ptr<QuotaLedger> QuotaLedger::open(std::string_view name,
   }
   const std::string obj = object_name(name);
   const std::string where = "shared quota ledger " + obj;
-  Fd fd{::shm_open(obj.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)};
+  Fd fd{create ? ::shm_open(obj.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)
+               : -1};
   const bool creator = fd.fd >= 0;
   if (!creator) {
-    if (errno != EEXIST) {
+    if (create && errno != EEXIST) {
       *error = "cannot create " + where + ": " + errno_text(errno);
       return nullptr;
     }
     fd.fd = ::shm_open(obj.c_str(), O_RDWR | O_CLOEXEC, 0);
     if (fd.fd < 0) {
-      *error = "cannot open " + where + ": " + errno_text(errno);
+      *error = !create && errno == ENOENT
+                   ? "there is no " + where + " (no process of the job runs)"
+                   : "cannot open " + where + ": " + errno_text(errno);
       return nullptr;
     }
     // The name is predictable: a ledger made by another user, or open to
@@ -177,11 +195,13 @@ std::unique_ptr<QuotaLedger> QuotaLedger::open(std::string_view name,
       h.process_count != kMaxProcesses) {
     std::ostringstream msg;
     msg << where << " has " << (h.magic == kMagic ? "" : "a foreign magic, ")
+        << (h.magic == kMagic && h.version > kVersion ? "a newer layout, " : "")
         << "version " << h.version << " and size " << size
         << " bytes; this xal uses version " << kVersion << " and size "
         << sizeof(File) << " bytes (processes of one job must use the same "
         << "xal, or another XAL_QUOTA_LEDGER name)";
     *error = msg.str();
+    if (other_layout) *other_layout = true;
     ::munmap(p, size);
     return nullptr;
   }

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
+#include "ledger_publisher.hpp"
 #include "partition.hpp"
 #include "xal_common/strings.hpp"
 
@@ -24,6 +26,7 @@ constexpr int kTries = 4;
 struct Binding {
   std::unique_ptr<QuotaLedger> ledger;
   std::string name;
+  std::unique_ptr<LedgerPublisher> publisher;  // stopped before the ledger goes
 };
 
 std::atomic<Binding*> g_binding{nullptr};
@@ -47,9 +50,9 @@ Binding* bound_if_known(const DeviceObj* d, int* slot) noexcept {
   return *slot >= 0 ? b : nullptr;
 }
 
-// d's uuid as xal_device_get_properties gives it (a partition's own);
-// false when the backend gives none.
-bool uuid_of(DeviceObj* d, DeviceUuid* out) {
+// d's uuid and name as xal_device_get_properties gives them (a
+// partition's own); false when the backend gives no uuid.
+bool uuid_of(DeviceObj* d, DeviceUuid* out, std::string* name) {
   xal_device_properties_t p{};
   p.struct_size = sizeof p;
   p.parent_index = -1;
@@ -59,6 +62,7 @@ bool uuid_of(DeviceObj* d, DeviceUuid* out) {
   }
   partition_properties(d, &p);
   std::copy(std::begin(p.uuid), std::end(p.uuid), out->begin());
+  name->assign(p.name, strnlen(p.name, sizeof p.name));
   return std::any_of(out->begin(), out->end(), [](uint8_t v) { return v != 0; });
 }
 
@@ -69,15 +73,15 @@ bool uuid_of(DeviceObj* d, DeviceUuid* out) {
 // another thread has stored a newer one meanwhile, that one stands.
 int resolve(Binding& b, DeviceObj* d, int seen) {
   DeviceUuid uuid{};
-  std::string error;
+  std::string error, label;
   int slot = kUntracked;
-  if (!uuid_of(d, &uuid)) {
+  if (!uuid_of(d, &uuid, &label)) {
     log_message(XAL_LOG_WARNING,
                 cat("XAL_QUOTA_LEDGER: device ", d->index,
                     " has no uuid; its quota stays per process").c_str());
   } else {
     for (int tries = 0; tries < kTries; ++tries) {
-      if ((slot = b.ledger->slot(uuid, &error)) < 0) {
+      if ((slot = b.ledger->slot(uuid, &error, label)) < 0) {
         log_message(XAL_LOG_WARNING,
                     cat("XAL_QUOTA_LEDGER: ", error, "; device ", d->index,
                         "'s quota stays per process").c_str());
@@ -133,6 +137,7 @@ void shared_quota_open(Runtime& rt) {
   }
   for (DeviceObj* d : rt.devices)
     resolve(*b, d, d->state->ledger_slot.load(std::memory_order_acquire));
+  b->publisher = std::make_unique<LedgerPublisher>(*b->ledger);
   g_binding.store(b.release(), std::memory_order_release);
 }
 
@@ -235,6 +240,23 @@ bool shared_quota_usage(DeviceObj* d, LedgerUsage* out) {
     if (stale) b = rebind(*b, d, &slot);
   }
   return b != nullptr;  // still stale: the figures of an empty slot
+}
+
+void shared_compute_attach(DeviceObj* d) {
+  ComputeShare* share = d->state->share;
+  if (!share) return;
+  SharedBucket* bucket = nullptr;
+  int slot = -1;
+  Binding* b = bound(d, &slot);
+  for (int tries = 0; b && !bucket && tries < kTries; ++tries) {
+    bucket = b->ledger->attach(slot, share->percent());
+    if (!bucket) b = rebind(*b, d, &slot);
+  }
+  if (b && !bucket)
+    log_message(XAL_LOG_WARNING,
+                cat("XAL_QUOTA_LEDGER: no entry for device ", d->index, " in ledger '",
+                    b->name, "'; its compute share stays per process").c_str());
+  share->set_bucket(bucket);
 }
 
 bool shared_quota_processes(DeviceObj* d, std::vector<LedgerProcess>* out) {

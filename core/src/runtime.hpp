@@ -146,4 +146,9 @@ const xal_backend_services_t* services();
 xal_status_t check_range(Runtime* rt, DeviceObj* device, uint64_t ptr,
                          uint64_t bytes, const char* what);
 
+// Wraps a backend stream just created (or imported) on `d` in a public
+// handle the caller owns. On failure destroys the backend stream and
+// throws. Thread-safe.
+xal_stream_t publish_stream(DeviceObj* d, xal_bstream_t* native);
+
 }  // namespace xal::core

@@ -66,8 +66,21 @@ void release_device_objects(DeviceObj* device) noexcept {
       st.staging_stream = nullptr;
     }
     if (staging && t->stream_destroy(staging) != XAL_SUCCESS) t->stream_destroy(staging);
-    for (const auto& r : st.registry.snapshot())
-      if (t->mem_free(device->native, r.base) != XAL_SUCCESS) t->mem_free(device->native, r.base);
+    std::map<uint64_t, DeviceState::Foreign> foreign;
+    {
+      std::lock_guard lock(st.foreign_mu);
+      foreign.swap(st.foreign);
+    }
+    for (const auto& r : st.registry.snapshot()) {
+      const auto f = foreign.find(r.base);
+      if (f == foreign.end()) {
+        if (t->mem_free(device->native, r.base) != XAL_SUCCESS) t->mem_free(device->native, r.base);
+      } else if (f->second.ipc) {
+        if (t->mem_ipc_close) t->mem_ipc_close(device->native, r.base);
+      } else if (t->mem_import_release) {
+        t->mem_import_release(device->native, r.base);
+      }
+    }
     st.registry.clear();
     st.reserved.store(0);
     shared_quota_reset(device);

@@ -86,7 +86,7 @@ TEST_F(Loader, EveryBrokenPluginIsListedWithItsReason) {
   ASSERT_TRUE(find_backend("major2", &b));
   EXPECT_EQ(b.state, XAL_BACKEND_STATE_FAILED);
   EXPECT_EQ(b.status, XAL_ERROR_ABI_MISMATCH);
-  EXPECT_TRUE(contains(b.reason, "plugin built for ABI 2.0, libxal is 1.0")) << b.reason;
+  EXPECT_TRUE(contains(b.reason, "plugin built for ABI 2.0, libxal is 1.1")) << b.reason;
   EXPECT_EQ(b.abi_version, 2u << 16);
 
   ASSERT_TRUE(find_backend("unavailable", &b));
@@ -117,6 +117,49 @@ TEST_F(Loader, EveryBrokenPluginIsListedWithItsReason) {
   uint32_t devices = 0;
   ASSERT_XAL_OK(xal_device_count(&devices));
   EXPECT_EQ(devices, 6u);
+}
+
+// A plugin built against the 1.0 headers loads and works; what came in 1.1
+// (read past its table's end, even when set there) is not supported.
+TEST_F(Loader, AnAbi10PluginLoadsAndItsInteropIsNotSupported) {
+  ASSERT_XAL_OK(init(plugin("abi10")));
+  xal_backend_info_t b{};
+  b.struct_size = sizeof b;
+  ASSERT_XAL_OK(xal_backend_get_info(0, &b));
+  EXPECT_EQ(b.state, XAL_BACKEND_STATE_LOADED) << b.reason;
+  EXPECT_EQ(b.abi_version, 1u << 16);
+  xal_device_t d;
+  ASSERT_XAL_OK(xal_device_get(0, &d));
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  ASSERT_XAL_OK(xal_device_get_properties(d, &p));
+  EXPECT_EQ(p.capabilities & (XAL_DEVICE_CAP_MEM_IMPORT | XAL_DEVICE_CAP_STREAM_IMPORT |
+                              XAL_DEVICE_CAP_IPC),
+            0u);
+  xal_devptr_t q = 0;
+  std::vector<uint8_t> host(64);
+  EXPECT_XAL_ERROR(xal_mem_import(d, reinterpret_cast<uint64_t>(host.data()), host.size(),
+                                  XAL_MEM_IMPORT_HOST, &q),
+                   XAL_ERROR_NOT_SUPPORTED);
+  xal_stream_t s;
+  EXPECT_XAL_ERROR(xal_stream_import(d, 0x1000, 0, &s), XAL_ERROR_NOT_SUPPORTED);
+  xal_ipc_handle_t h{};
+  xal_devptr_t a = 0;
+  ASSERT_XAL_OK(xal_mem_alloc(d, 4096, &a));
+  EXPECT_XAL_ERROR(xal_mem_get_ipc_handle(d, a, &h), XAL_ERROR_NOT_SUPPORTED);
+  ASSERT_XAL_OK(xal_stream_create(d, 0, &s));
+  uint32_t v = 9, r = 0;
+  ASSERT_XAL_OK(xal_memcpy_htod(s, a, &v, 4));
+  ASSERT_XAL_OK(xal_memcpy_dtoh(s, &r, a, 4));
+  ASSERT_XAL_OK(xal_stream_synchronize(s));
+  EXPECT_EQ(r, 9u);
+  ASSERT_XAL_OK(xal_stream_destroy(s));
+  ASSERT_XAL_OK(xal_mem_free(d, a));
+  // The 1.0 size of the backend info is still accepted.
+  xal_backend_info_t old{};
+  old.struct_size = XAL_BACKEND_INFO_SIZE_1_0;
+  ASSERT_XAL_OK(xal_backend_get_info(0, &old));
+  EXPECT_EQ(old.struct_size, XAL_BACKEND_INFO_SIZE_1_0);
 }
 
 TEST_F(Loader, OlderMinorLoadsAndItsMissingEntriesAreNotSupported) {
@@ -194,6 +237,7 @@ TEST_F(Loader, ScanningFindsEveryPluginSortedByName) {
     if (path.rfind(dir, 0) == 0) ours.push_back(path.substr(dir.size() + 1));
   }
   const std::vector<std::string> expected = {
+      "libxal_backend_abi10.so",
       "libxal_backend_major2.so",  "libxal_backend_minimal.so",
       "libxal_backend_newminor.so",
       "libxal_backend_noentry.so", "libxal_backend_notalib.so",

@@ -83,9 +83,13 @@ TEST_F(Metrics, JobProcessesNeedTheLedgerAndCheckTheirArguments) {
   EXPECT_XAL_ERROR(xal_device_get_job_processes(dev0, 1, nullptr, &count),
                    XAL_ERROR_INVALID_ARGUMENT);
   xal_job_process_t p{};
-  p.struct_size = sizeof p - 1;
+  p.struct_size = XAL_JOB_PROCESS_SIZE_MEMORY - 1;
   EXPECT_XAL_ERROR(xal_device_get_job_processes(dev0, 1, &p, &count),
                    XAL_ERROR_INVALID_ARGUMENT);
+  // The size before the usage fields is accepted (then: no ledger).
+  p.struct_size = XAL_JOB_PROCESS_SIZE_MEMORY;
+  EXPECT_XAL_ERROR(xal_device_get_job_processes(dev0, 1, &p, &count),
+                   XAL_ERROR_NOT_SUPPORTED);
   EXPECT_XAL_ERROR(xal_device_get_job_processes(nullptr, 0, nullptr, &count),
                    XAL_ERROR_INVALID_HANDLE);
 }

@@ -12,7 +12,6 @@
 #include <iostream>
 #include <sstream>
 #include <vector>
-#include <vector>
 
 #include "xal/xal.h"
 
@@ -93,6 +92,18 @@ int quota_worker_main() {
           reply += " " + std::to_string(p.pid) + ":" + std::to_string(p.memory_bytes) + ":" +
                    std::to_string(p.limit_bytes) + (p.is_self ? ":self" : "");
       }
+    } else if (cmd == "usage") {
+      uint32_t count = 0;
+      s = xal_device_get_job_processes(dev, 0, nullptr, &count);
+      std::vector<xal_job_process_t> procs(count);
+      for (auto& p : procs) p.struct_size = sizeof p;
+      if (s == XAL_SUCCESS && count > 0)
+        s = xal_device_get_job_processes(dev, count, procs.data(), &count);
+      reply = s == XAL_SUCCESS ? "usage none" : error_reply(s);
+      for (const auto& p : procs)
+        if (s == XAL_SUCCESS && p.is_self)
+          reply = "usage " + std::to_string(p.bytes_copied) + " " + std::to_string(p.busy_ns) +
+                  " " + std::to_string(p.allocations);
     } else if (cmd == "limit") {
       s = xal_device_set_memory_limit(dev, n);
       if (s != XAL_SUCCESS) reply = error_reply(s);
@@ -100,6 +111,13 @@ int quota_worker_main() {
       s = xal_device_reset(dev);
       held.clear();
       if (s != XAL_SUCCESS) reply = error_reply(s);
+    } else if (cmd == "copies") {
+      long long end = 0, w0 = 0, w1 = 0;
+      in >> end >> w0 >> w1;
+      std::string error;
+      const uint64_t bytes = saturate_with_copies(dev, static_cast<int64_t>(n), end,
+                                                  w0, w1, &error);
+      reply = error.empty() ? "copied " + std::to_string(bytes) : error;
     } else if (cmd == "crash") {
       _exit(3);
     } else if (cmd == "quit") {
@@ -163,11 +181,14 @@ std::string QuotaWorker::read_line() {
   }
 }
 
-std::string QuotaWorker::call(const std::string& command) {
+bool QuotaWorker::send(const std::string& command) {
   const std::string line = command + "\n";
-  if (to_ < 0 || write(to_, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
-    return "";
-  return read_line();
+  return to_ >= 0 &&
+         write(to_, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+}
+
+std::string QuotaWorker::call(const std::string& command) {
+  return send(command) ? read_line() : "";
 }
 
 int QuotaWorker::finish(const std::string& command) {

@@ -124,6 +124,16 @@ class ObjectSet {
     map_.erase(it);
     return owned;
   }
+  // Calls f(object) under the lock when `key` is one of the set's objects
+  // (never dereferenced otherwise); false when it is not.
+  template <class F>
+  bool visit(const void* key, F&& f) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(static_cast<T*>(const_cast<void*>(key)));
+    if (it == map_.end()) return false;
+    f(*it->second);
+    return true;
+  }
   template <class F>
   void for_each(F&& f) {
     std::lock_guard lock(mutex_);
@@ -341,6 +351,7 @@ To* as_target(From* p) {
 void fill_device_entries(xal_backend_table_t& table);
 void fill_stream_entries(xal_backend_table_t& table);
 void fill_comm_entries(xal_backend_table_t& table);
+void fill_interop_entries(xal_backend_table_t& table);
 const xal_fault_control_v1_t* fault_control_table();
 
 }  // namespace xal::fault

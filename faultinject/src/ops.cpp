@@ -9,17 +9,10 @@ namespace xal::fault {
 namespace {
 
 constexpr std::array<std::string_view, kOpCount> kNames = {
-    "device_get_properties", "device_synchronize", "device_get_metrics",
-    "mem_alloc", "mem_free", "mem_get_info", "host_alloc", "host_free",
-    "host_register", "host_unregister", "stream_create", "stream_destroy",
-    "stream_synchronize", "stream_query", "stream_enqueue_host_func",
-    "memcpy_htod", "memcpy_dtoh", "memcpy_dtod", "memcpy_peer", "memset",
-    "event_create", "event_destroy", "event_record", "stream_wait_event",
-    "event_synchronize", "event_query", "event_elapsed_ms", "module_load",
-    "module_unload", "kernel_get", "kernel_launch", "comm_create",
-    "comm_destroy", "comm_abort", "comm_get_async_error", "group_start",
-    "group_end", "allreduce", "broadcast", "reduce", "allgather",
-    "reduce_scatter", "alltoall"};
+#define XAL_FAULT_OP_NAME(name, presence, minor) #name,
+    XAL_BACKEND_ENTRIES(XAL_FAULT_OP_NAME)
+#undef XAL_FAULT_OP_NAME
+};
 
 }  // namespace
 
@@ -28,9 +21,22 @@ std::string_view op_name(Op op) {
   return i < kOpCount ? kNames[i] : std::string_view("unknown");
 }
 
+bool op_injectable(Op op) {
+  switch (op) {
+    case Op::init: case Op::shutdown: case Op::describe:
+    case Op::device_count: case Op::device_get: case Op::device_reset:
+    case Op::device_get_health: case Op::device_ptr_to_host:
+    case Op::get_extension: case Op::support_note: case Op::count_:
+      return false;
+    default:
+      return true;
+  }
+}
+
 std::optional<Op> op_from_name(std::string_view name) {
   for (size_t i = 0; i < kOpCount; ++i) {
-    if (kNames[i] == name) return static_cast<Op>(i);
+    if (kNames[i] == name && op_injectable(static_cast<Op>(i)))
+      return static_cast<Op>(i);
   }
   return std::nullopt;
 }
@@ -49,7 +55,8 @@ bool op_has_output(Op op) {
 
 bool op_has_size(Op op) {
   return op_has_output(op) || op == Op::mem_alloc || op == Op::host_alloc ||
-         op == Op::host_register || op == Op::module_load;
+         op == Op::host_register || op == Op::module_load ||
+         op == Op::mem_import || op == Op::mem_ipc_get || op == Op::mem_ipc_open;
 }
 
 bool op_is_sync(Op op) {
@@ -63,10 +70,12 @@ bool op_passes_sticky(Op op) {
          op == Op::host_unregister || op == Op::stream_destroy ||
          op == Op::event_destroy || op == Op::module_unload ||
          op == Op::comm_destroy || op == Op::comm_abort ||
+         op == Op::mem_import_release || op == Op::mem_ipc_close ||
          op == Op::device_get_properties || op == Op::device_get_metrics;
 }
 
 bool op_matches(std::string_view glob, Op op) {
+  if (!op_injectable(op)) return false;
   const std::string pattern(glob);
   const std::string name(op_name(op));
   return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;

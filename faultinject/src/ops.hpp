@@ -6,52 +6,17 @@
 #include <optional>
 #include <string_view>
 
+#include "xal/xal_backend.h"
+
 namespace xal::fault {
 
+// One value per entry of the plugin table, made from its entry list
+// (XAL_BACKEND_ENTRIES), so a new entry is an operation here too. Only the
+// injectable ones (op_injectable) can be named in a plan.
 enum class Op : uint8_t {
-  device_get_properties,
-  device_synchronize,
-  device_get_metrics,
-  mem_alloc,
-  mem_free,
-  mem_get_info,
-  host_alloc,
-  host_free,
-  host_register,
-  host_unregister,
-  stream_create,
-  stream_destroy,
-  stream_synchronize,
-  stream_query,
-  stream_enqueue_host_func,
-  memcpy_htod,
-  memcpy_dtoh,
-  memcpy_dtod,
-  memcpy_peer,
-  memset,
-  event_create,
-  event_destroy,
-  event_record,
-  stream_wait_event,
-  event_synchronize,
-  event_query,
-  event_elapsed_ms,
-  module_load,
-  module_unload,
-  kernel_get,
-  kernel_launch,
-  comm_create,
-  comm_destroy,
-  comm_abort,
-  comm_get_async_error,
-  group_start,
-  group_end,
-  allreduce,
-  broadcast,
-  reduce,
-  allgather,
-  reduce_scatter,
-  alltoall,
+#define XAL_FAULT_OP(name, presence, minor) name,
+  XAL_BACKEND_ENTRIES(XAL_FAULT_OP)
+#undef XAL_FAULT_OP
   count_  // number of operations
 };
 
@@ -59,7 +24,11 @@ inline constexpr size_t kOpCount = static_cast<size_t>(Op::count_);
 
 // The table entry name of `op` ("mem_alloc").
 std::string_view op_name(Op op);
-// The operation named `name`, or nullopt.
+// False for the entries a plan cannot name: the instance's lifecycle and
+// enumeration, reset and health (which the fault backend answers itself),
+// host access, extensions and data.
+bool op_injectable(Op op);
+// The injectable operation named `name`, or nullopt.
 std::optional<Op> op_from_name(std::string_view name);
 // True when the operation writes a buffer that bitflip can corrupt.
 bool op_has_output(Op op);

@@ -11,10 +11,11 @@ xal_backend_table_t make_table() {
   t.abi_major = XAL_ABI_VERSION_MAJOR;
   t.abi_minor = XAL_ABI_VERSION_MINOR;
   t.name = "fault";
-  t.version = "1.0.0";
+  t.version = "1.1.0";
   fill_device_entries(t);
   fill_stream_entries(t);
   fill_comm_entries(t);
+  fill_interop_entries(t);
   return t;
 }
 
@@ -113,6 +114,6 @@ const xal_fault_control_v1_t* fault_control_table() { return &kControl; }
 
 extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
     uint32_t core_abi_version) {
-  if (XAL_ABI_MAJOR(core_abi_version) != XAL_ABI_VERSION_MAJOR) return nullptr;
+  if (!xal_backend_abi_compatible(core_abi_version)) return nullptr;
   return &xal::fault::kTable;
 }

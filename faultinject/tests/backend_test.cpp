@@ -364,5 +364,24 @@ TEST_F(FaultBackendTest, ConcurrentCallsAreSafe) {
   EXPECT_EQ(log_lines().size(), static_cast<size_t>(400 / 7 + (400 - 400 / 7) / 5));
 }
 
+
+// The table is made to cover the entry list (xal_backend.h): every function
+// entry has a wrapper, so a new entry cannot be left out.
+TEST_F(FaultBackendTest, EveryEntryOfTheListIsWrapped) {
+  std::vector<std::string> missing;
+  size_t wrapped = 0;
+#define XAL_FAULT_TEST_ENTRY(name, presence, minor)             \
+  if (presence != XAL_ENTRY_DATA) {                             \
+    if (t->name == nullptr) missing.push_back(#name);           \
+    else ++wrapped;                                             \
+  }
+  XAL_BACKEND_ENTRIES(XAL_FAULT_TEST_ENTRY)
+#undef XAL_FAULT_TEST_ENTRY
+  EXPECT_TRUE(missing.empty()) << "not wrapped: " << ::testing::PrintToString(missing);
+  EXPECT_GE(wrapped, 50u);
+  EXPECT_EQ(t->abi_minor, static_cast<uint32_t>(XAL_ABI_VERSION_MINOR));
+  EXPECT_EQ(t->struct_size, sizeof(xal_backend_table_t));
+}
+
 }  // namespace
 }  // namespace xal::fault::testing

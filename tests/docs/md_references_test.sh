@@ -5,7 +5,7 @@
 set -u
 root=$1
 cd "$root" || exit 1
-mapfile -t docs < <(find . -name '*.md' -not -path './build*' -not -path './.git/*' \
+mapfile -t docs < <(find . -name '*.md' -not -path './build*' -not -path './.git/*' -not -path './.venv/*' \
                       -not -path '*/node_modules/*' | sort)
 declare -A present
 for f in "${docs[@]}"; do present[$(basename "$f")]=1; done

@@ -146,4 +146,41 @@ if(EXISTS "${prefix}/bin/xal-info")
   message(STATUS "installed xal-info finds the installed plugins: OK")
 endif()
 
+# 6. An out-of-tree backend: examples/backend-skeleton, built against the
+#    installed package alone, loaded by path, and run through the installed
+#    xal-conform: every group passes or reports unsupported (exit 0).
+if(DEFINED CXX_COMPILER AND NOT CXX_COMPILER STREQUAL ""
+   AND EXISTS "${SOURCE_DIR}/examples/backend-skeleton/CMakeLists.txt")
+  set(skeleton_build "${WORK_DIR}/skeleton-build")
+  run_checked("configure the out-of-tree backend skeleton"
+    COMMAND "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/backend-skeleton"
+            -B "${skeleton_build}" -G "${GENERATOR}"
+            "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+            "-DCMAKE_CXX_FLAGS=${EXTRA_FLAGS}"
+            "-DCMAKE_MODULE_LINKER_FLAGS=${EXTRA_FLAGS}"
+            "-DCMAKE_PREFIX_PATH=${prefix}"
+            "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF")
+  run_checked("build the backend skeleton"
+    COMMAND "${CMAKE_COMMAND}" --build "${skeleton_build}")
+  set(skeleton "${skeleton_build}/libxal_backend_skeleton.so")
+  if(EXISTS "${prefix}/bin/xal-info")
+    run_checked("installed xal-info loads the skeleton" OUTPUT info
+      COMMAND ${clean_env} "XAL_BACKENDS=${skeleton}" "${prefix}/bin/xal-info" --json)
+    if(NOT info MATCHES "\"state\": *\"LOADED\"" OR NOT info MATCHES "Skeleton host device")
+      message(FATAL_ERROR "xal-info does not show the skeleton loaded:\n${info}")
+    endif()
+  endif()
+  if(EXISTS "${prefix}/bin/xal-conform")
+    run_checked("installed xal-conform on the skeleton" OUTPUT conform
+      COMMAND ${clean_env} "XAL_BACKENDS=${skeleton}" "${prefix}/bin/xal-conform"
+              --quick --timeout 120 --report "${WORK_DIR}/skeleton-conform.json")
+    file(READ "${WORK_DIR}/skeleton-conform.json" report)
+    string(JSON failed ERROR_VARIABLE jerr GET "${report}" summary failed)
+    if(jerr OR NOT failed EQUAL 0)
+      message(FATAL_ERROR "xal-conform on the skeleton: failed=${failed} ${jerr}\n${conform}")
+    endif()
+  endif()
+  message(STATUS "out-of-tree backend skeleton: OK")
+endif()
+
 message(STATUS "install test passed")

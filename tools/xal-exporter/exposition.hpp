@@ -55,6 +55,9 @@ std::string format_value(double value);
 std::string render_exposition(const telemetry::Snapshot& snap,
                               double scrape_seconds);
 
+// The per-job and per-process families of snap.jobs (job_families.cpp).
+void job_families(const telemetry::Snapshot& snap, Exposition& e);
+
 // The Content-Type of the format.
 inline constexpr const char* kContentType =
     "text/plain; version=0.0.4; charset=utf-8";

@@ -207,6 +207,7 @@ std::string render_exposition(const telemetry::Snapshot& snap,
     sensor_families(d, l, e);
     counter_families(d, l, e);
   }
+  job_families(snap, e);
   e.add_count("xal_devices", kGauge, "Devices xal enumerated.", {},
               snap.devices.size());
   e.add("xal_exporter_scrape_duration_seconds", kGauge,

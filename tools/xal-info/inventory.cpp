@@ -111,6 +111,10 @@ std::vector<std::string> capability_names(uint64_t caps) {
       {XAL_DEVICE_CAP_RESET, "reset"},
       {XAL_DEVICE_CAP_SIMULATED, "simulated"},
       {XAL_DEVICE_CAP_PARTITION, "partition"},
+      {XAL_DEVICE_CAP_MEM_IMPORT, "mem_import"},
+      {XAL_DEVICE_CAP_STREAM_IMPORT, "stream_import"},
+      {XAL_DEVICE_CAP_IPC, "ipc"},
+      {XAL_DEVICE_CAP_HOST_POINTERS, "host_pointers"},
   };
   std::vector<std::string> names;
   uint64_t known = 0;

@@ -20,6 +20,12 @@ void render_text(const telemetry::Snapshot& snap, const std::string& when,
 nlohmann::json render_json(const telemetry::Snapshot& snap,
                            const std::string& when);
 
+// The jobs' shared ledgers (snap.jobs): a table of each job's devices and
+// processes, nothing when there is no ledger; and the same as JSON (an
+// array of {name, error, devices: [{uuid, name, ..., processes: [...]}]}).
+void render_jobs_text(const telemetry::Snapshot& snap, std::ostream& out);
+nlohmann::json render_jobs_json(const telemetry::Snapshot& snap);
+
 // The current local time as "Wed Dec  2 15:04:05 2026" and as ISO 8601 UTC.
 std::string local_time_text();
 std::string utc_time_iso();

@@ -138,9 +138,11 @@ json render_json(const telemetry::Snapshot& snap, const std::string& when) {
   return {{"abi_version", tools::format_abi_version(snap.abi_version)},
           {"time", when},
           {"scope",
-           "xal counters and utilization are those of the reading process"},
+           "xal counters and utilization are those of the reading process; "
+           "jobs: xal's accounting of every process of each job"},
           {"backends", backends},
-          {"devices", devices}};
+          {"devices", devices},
+          {"jobs", render_jobs_json(snap)}};
 }
 
 }  // namespace xal::smi

@@ -232,6 +232,7 @@ void render_text(const telemetry::Snapshot& snap, const std::string& when,
     }
   }
   process_table(snap, out);
+  render_jobs_text(snap, out);
   out << "\nxal counters of this process (xal-smi's own xal; a program's "
          "counters and utilization\nare its own; with XAL_QUOTA_LEDGER the "
          "memory column shows the job's use):\n";

@@ -123,6 +123,7 @@ Snapshot take_snapshot(const std::vector<uint32_t>& only) {
     snap.backends.push_back(info);
   }
 
+  snap.jobs = read_job_ledgers();
   uint32_t device_count = 0;
   check(xal_device_count(&device_count), "xal_device_count");
   if (only.empty()) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ledgers.hpp"
 #include "tool_support.hpp"
 #include "xal/xal.h"
 
@@ -46,6 +47,9 @@ struct Snapshot {
   uint32_t abi_version = 0;
   std::vector<xal_backend_info_t> backends;
   std::vector<DeviceSnapshot> devices;
+  // The jobs' shared ledgers of this user (/dev/shm/xal-ledger-<uid>-*):
+  // xal's accounting per job and per process, whichever process reads it.
+  std::vector<JobLedger> jobs;
 };
 
 // Reads every backend and the devices in `only` (global indices, in that

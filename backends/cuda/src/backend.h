@@ -14,6 +14,7 @@
 #include "dynamic_symbols.h"
 #include "xal/xal_backend.h"
 #include "xalsupport/guarded.h"
+#include "xalsupport/ipc_owners.h"
 
 namespace xal::cuda {
 class Nvml;
@@ -86,6 +87,9 @@ struct xal_bstream_s {
   xal_bdevice_s* device = nullptr;
   CUstream stream = nullptr;
   uint64_t generation = 0;
+  // False for a stream adopted by stream_import (interop.cpp): the caller
+  // owns the CUstream, so its release waits for it but never destroys it.
+  bool owned = true;
   // Runs the stream's host functions, made on the first one (null when the
   // driver cannot wait on host memory: cuLaunchHostFunc alone then, through
   // driver_host_funcs).
@@ -152,6 +156,20 @@ struct xal_bdevice_s {
   // (count per address: the new context may hand the same address out
   // again, and freeing the old one must not free the new one).
   std::unordered_map<CUdeviceptr, uint32_t> stale_allocations;
+  // Memory the caller allocated and imported (mem_import): its size. Never
+  // freed by the backend.
+  std::unordered_map<CUdeviceptr, size_t> imports;
+  // Mappings of other processes' memory (mem_ipc_open), with the generation
+  // they were opened in (a reset unmaps them with the context).
+  struct IpcMapping {
+    uint64_t generation = 0;
+    uint64_t bytes = 0;
+    int32_t owner_pid = 0;
+  };
+  std::unordered_map<CUdeviceptr, IpcMapping> ipc_opened;
+  // Their exporters: copies and memsets that touch the memory of one that
+  // has ended are refused (stream.cpp). Thread-safe on its own.
+  xal::support::IpcOwners ipc_owners;
 
   // Peer access to other devices, enabled on first use.
   std::mutex peer_mutex;

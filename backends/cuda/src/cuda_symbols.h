@@ -34,6 +34,11 @@
   X(REQUIRED, cuMemGetInfo, 3020)                 \
   X(REQUIRED, cuMemAlloc, 3020)                   \
   X(REQUIRED, cuMemFree, 3020)                    \
+  X(OPTIONAL, cuPointerGetAttribute, 4000)        \
+  X(OPTIONAL, cuMemGetAddressRange, 3020)         \
+  X(OPTIONAL, cuIpcGetMemHandle, 4010)            \
+  X(OPTIONAL, cuIpcOpenMemHandle, 11000)          \
+  X(OPTIONAL, cuIpcCloseMemHandle, 4010)          \
   X(REQUIRED, cuMemHostAlloc, 2020)               \
   X(REQUIRED, cuMemFreeHost, 2000)                \
   X(OPTIONAL, cuMemHostRegister, 6050)            \
@@ -50,6 +55,7 @@
   X(REQUIRED, cuStreamDestroy, 4000)              \
   X(REQUIRED, cuStreamSynchronize, 2000)          \
   X(REQUIRED, cuStreamQuery, 2000)                \
+  X(OPTIONAL, cuStreamGetCtx, 9020)               \
   X(REQUIRED, cuStreamWaitEvent, 3020)            \
   X(OPTIONAL, cuLaunchHostFunc, 10000)            \
   X(OPTIONAL, cuStreamWaitValue32, 11070)         \

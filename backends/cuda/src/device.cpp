@@ -109,6 +109,7 @@ void release_device(xal_bdevice_t* device) {
   decltype(device->events) events;
   decltype(device->streams) streams;
   decltype(device->allocations) allocations;
+  decltype(device->ipc_opened) ipc_opened;
   uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(device->objects_mutex);
@@ -116,7 +117,9 @@ void release_device(xal_bdevice_t* device) {
     events.swap(device->events);
     streams.swap(device->streams);
     allocations.swap(device->allocations);
+    ipc_opened.swap(device->ipc_opened);
     device->stale_allocations.clear();
+    device->imports.clear();  // the caller's memory: only forgotten
     generation = device->generation.load();
   }
   if (!device->unhealthy.load() && device->make_current() == CUDA_SUCCESS) {
@@ -126,14 +129,21 @@ void release_device(xal_bdevice_t* device) {
     for (auto& [key, event] : events) {
       if (event->generation == generation) d.cuEventDestroy(event->event);
     }
+    // An imported stream is the caller's: waited for, not destroyed.
     for (auto& [key, stream] : streams) {
       if (stream->generation == generation) {
         d.cuStreamSynchronize(stream->stream);
-        d.cuStreamDestroy(stream->stream);
+        if (stream->owned) d.cuStreamDestroy(stream->stream);
       }
     }
     for (auto& [ptr, gen] : allocations) {
       if (gen == generation) d.cuMemFree(ptr);
+    }
+    for (auto& [ptr, mapping] : ipc_opened) {
+      device->ipc_owners.remove(ptr);
+      if (mapping.generation == generation && d.cuIpcCloseMemHandle != nullptr) {
+        d.cuIpcCloseMemHandle(ptr);
+      }
     }
   }
   modules.clear();
@@ -212,6 +222,9 @@ xal_status_t device_get_properties(xal_bdevice_t* device,
     if (backend->nccl != nullptr) caps |= XAL_DEVICE_CAP_COLLECTIVES;
     if (device->nvml_device != nullptr) caps |= XAL_DEVICE_CAP_METRICS;
     if (backend->driver.simulated()) caps |= XAL_DEVICE_CAP_SIMULATED;
+    if (driver_can_import_memory(backend)) caps |= XAL_DEVICE_CAP_MEM_IMPORT;
+    if (driver_can_import_streams(backend)) caps |= XAL_DEVICE_CAP_STREAM_IMPORT;
+    if (driver_can_share_memory(backend)) caps |= XAL_DEVICE_CAP_IPC;
     out->capabilities = caps;
     out->max_allocation_bytes = total;
     return XAL_SUCCESS;
@@ -268,8 +281,11 @@ xal_status_t device_reset(xal_bdevice_t* device) {
         for (auto& [key, event] : device->events) {
           if (event->generation == generation) d.cuEventDestroy(event->event);
         }
+        // An imported stream goes with the context, its owner's handle too.
         for (auto& [key, stream] : device->streams) {
-          if (stream->generation == generation) d.cuStreamDestroy(stream->stream);
+          if (stream->generation == generation && stream->owned) {
+            d.cuStreamDestroy(stream->stream);
+          }
         }
       }
       // The reset frees every allocation; the caller's frees of them

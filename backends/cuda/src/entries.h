@@ -14,7 +14,7 @@ namespace xal::cuda {
 
 // What this backend has been run on: the table's support_note (shown when
 // init fails) and the start of describe's note.
-inline constexpr char kSupportNote[] =
+inline constexpr char support_note[] =
     "verified on an H200; multi-GPU paths on a simulated driver only";
 
 // device.cpp
@@ -64,7 +64,7 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
 xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                          xal_devptr_t dst, xal_bdevice_t* src_device,
                          xal_devptr_t src, size_t bytes);
-xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes);
 // For the collectives without NCCL (peer_clique.cpp), whose host functions
 // make no driver call that may wait for the device (README, Host
@@ -81,6 +81,25 @@ xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
 // *out_missing saying why when they go straight to the driver; the
 // stream's error (recorded) when it is stale or its device unhealthy.
 xal_status_t stream_has_host_func_runner(xal_bstream_t* stream, std::string* out_missing);
+
+// interop.cpp (ABI 1.1): memory and streams the caller made through the
+// driver, and memory shared with the other processes of the host
+xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
+                        uint32_t flags, xal_devptr_t* out_ptr);
+xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr);
+xal_status_t stream_import(xal_bdevice_t* device, uint64_t native,
+                           uint32_t flags, xal_bstream_t** out_stream);
+xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
+                         uint8_t* out_vendor);
+xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor,
+                          size_t bytes, int32_t owner_pid,
+                          xal_devptr_t* out_ptr);
+xal_status_t mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr);
+// Whether the driver has what mem_import, stream_import and the IPC entries
+// need (device_get_properties' capability bits).
+bool driver_can_import_memory(const xal_backend_s* backend);
+bool driver_can_import_streams(const xal_backend_s* backend);
+bool driver_can_share_memory(const xal_backend_s* backend);
 
 // event.cpp
 xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,

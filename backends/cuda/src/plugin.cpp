@@ -11,6 +11,7 @@
 #include "nvml_loader.h"
 #include "xal_common/strings.hpp"
 #include "xalsupport/config.h"
+#include "xalsupport/table.h"
 
 #ifndef XAL_CUDA_PLUGIN_VERSION
 #define XAL_CUDA_PLUGIN_VERSION "0.0.0"
@@ -172,7 +173,7 @@ xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
                         version_text(backend->driver_version));
     out->flags = backend->driver.simulated() ? XAL_BACKEND_FLAG_SIMULATED : 0u;
     // What this backend has been run on, first so that it is never cut.
-    std::string note = kSupportNote;
+    std::string note = support_note;
     if (!backend->note.empty()) note += "; " + backend->note;
     if (!kernels_embedded()) {
       note += "; no embedded kernels";
@@ -190,78 +191,46 @@ const void* get_extension(xal_backend_t* backend, const char* name) {
   }
 }
 
-#define XAL_CUDA_BASE_ENTRIES                                             \
-  .struct_size = sizeof(xal_backend_table_t),                             \
-  .abi_major = XAL_ABI_VERSION_MAJOR, .abi_minor = XAL_ABI_VERSION_MINOR, \
-  .name = "cuda", .version = XAL_CUDA_PLUGIN_VERSION, .init = init,       \
-  .shutdown = shutdown, .describe = describe,                             \
-  .device_count = device_count, .device_get = device_get,                 \
-  .device_get_properties = device_get_properties,                         \
-  .device_synchronize = device_synchronize, .device_reset = device_reset, \
-  .device_get_health = device_get_health,                                 \
-  .device_get_metrics = device_get_metrics, .mem_alloc = mem_alloc,       \
-  .mem_free = mem_free, .mem_get_info = mem_get_info,                     \
-  .host_alloc = host_alloc, .host_free = host_free,                       \
-  .host_register = host_register, .host_unregister = host_unregister,     \
-  .stream_create = stream_create, .stream_destroy = stream_destroy,       \
-  .stream_synchronize = stream_synchronize, .stream_query = stream_query, \
-  .stream_enqueue_host_func = stream_enqueue_host_func,                   \
-  .memcpy_htod = memcpy_htod, .memcpy_dtoh = memcpy_dtoh,                 \
-  .memcpy_dtod = memcpy_dtod, .memcpy_peer = memcpy_peer,                 \
-  .memset = memset_d8, .event_create = event_create,                      \
-  .event_destroy = event_destroy, .event_record = event_record,           \
-  .stream_wait_event = stream_wait_event,                                 \
-  .event_synchronize = event_synchronize, .event_query = event_query,     \
-  .event_elapsed_ms = event_elapsed_ms, .module_load = module_load,       \
-  .module_unload = module_unload, .kernel_get = kernel_get,               \
-  .kernel_launch = kernel_launch
+// Every entry is named after its table entry (entries.h); the tables are
+// made from the entry list (xalsupport/table.h).
+using namespace xal::support::absent_entries;
+
+// The peer collectives (peer_comm.cpp) under their entry names.
+namespace peer_entries {
+using namespace xal::support::absent_entries;
+inline constexpr auto comm_create = peer_comm_create;
+inline constexpr auto comm_destroy = peer_comm_destroy;
+inline constexpr auto comm_abort = peer_comm_abort;
+inline constexpr auto comm_get_async_error = peer_comm_get_async_error;
+inline constexpr auto group_start = peer_group_start;
+inline constexpr auto group_end = peer_group_end;
+inline constexpr auto allreduce = peer_allreduce;
+inline constexpr auto broadcast = peer_broadcast;
+inline constexpr auto reduce = peer_reduce;
+inline constexpr auto allgather = peer_allgather;
+inline constexpr auto reduce_scatter = peer_reduce_scatter;
+inline constexpr auto alltoall = peer_alltoall;
+}  // namespace peer_entries
+
+enum class TableKind { kCore, kNccl, kPeer };
+
+constexpr xal_backend_table_t make_table(TableKind kind) {
+  xal_backend_table_t t = support::table_header("cuda", XAL_CUDA_PLUGIN_VERSION);
+  XAL_SUPPORT_TABLE_FILL(t, xal::cuda);
+  XAL_SUPPORT_TABLE_REQUIRE(xal::cuda);
+  if (kind != TableKind::kNccl) support::clear_native_collectives(t);
+  if (kind == TableKind::kPeer) XAL_SUPPORT_TABLE_FILL(t, peer_entries);
+  return t;
+}
 
 // Without NCCL (or XAL_CUDA_COLLECTIVES=core): collectives run on the
 // core's own path.
-const xal_backend_table_t kTable = {
-    XAL_CUDA_BASE_ENTRIES,
-    .get_extension = get_extension,
-    .support_note = kSupportNote,
-};
-
+const xal_backend_table_t kTable = make_table(TableKind::kCore);
 // With NCCL: native collectives.
-const xal_backend_table_t kTableWithNccl = {
-    XAL_CUDA_BASE_ENTRIES,
-    .comm_create = comm_create,
-    .comm_destroy = comm_destroy,
-    .comm_abort = comm_abort,
-    .comm_get_async_error = comm_get_async_error,
-    .group_start = group_start,
-    .group_end = group_end,
-    .allreduce = allreduce,
-    .broadcast = broadcast,
-    .reduce = reduce,
-    .allgather = allgather,
-    .reduce_scatter = reduce_scatter,
-    .alltoall = alltoall,
-    .get_extension = get_extension,
-    .support_note = kSupportNote,
-};
-
+const xal_backend_table_t kTableWithNccl = make_table(TableKind::kNccl);
 // XAL_CUDA_COLLECTIVES=peer: native collectives over peer copies and the
 // embedded reductions (peer_comm.cpp).
-const xal_backend_table_t kTableWithPeer = {
-    XAL_CUDA_BASE_ENTRIES,
-    .comm_create = peer_comm_create,
-    .comm_destroy = peer_comm_destroy,
-    .comm_abort = peer_comm_abort,
-    .comm_get_async_error = peer_comm_get_async_error,
-    .group_start = peer_group_start,
-    .group_end = peer_group_end,
-    .allreduce = peer_allreduce,
-    .broadcast = peer_broadcast,
-    .reduce = peer_reduce,
-    .allgather = peer_allgather,
-    .reduce_scatter = peer_reduce_scatter,
-    .alltoall = peer_alltoall,
-    .get_extension = get_extension,
-    .support_note = kSupportNote,
-};
+const xal_backend_table_t kTableWithPeer = make_table(TableKind::kPeer);
 
 // XAL_CUDA_COLLECTIVES: "auto" (default): NCCL when present, else the
 // core's own path; "core": the core's path even with NCCL; "peer": peer
@@ -323,7 +292,7 @@ Collectives chosen_collectives() {
 // Thread-safe; the table is static and never freed.
 extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
     uint32_t core_abi_version) {
-  (void)core_abi_version;  // the core checks the major version
+  if (!xal_backend_abi_compatible(core_abi_version)) return nullptr;
   try {
     switch (xal::cuda::chosen_collectives()) {
       case xal::cuda::Collectives::kNccl: return &xal::cuda::kTableWithNccl;

@@ -1,4 +1,5 @@
-// stream.cpp -- streams and the copies and memsets queued on them.
+// stream.cpp -- streams and the copies and memsets queued on them. IPC
+// memory of an exporter that has ended is refused (xalsupport/ipc_owners.h).
 #include "backend.h"
 #include "entries.h"
 #include "host_funcs.h"
@@ -17,6 +18,15 @@ inline xal_status_t enter(xal_bstream_s* stream, const char* call) {
   if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
   const CUresult r = device->make_current();
   return r == CUDA_SUCCESS ? XAL_SUCCESS : device->backend->fail(r, call, device);
+}
+
+// Refuses memory opened from an IPC handle whose exporter has ended
+// (xalsupport/ipc_owners.h): one atomic load while the device has none.
+xal_status_t owner_check(const xal_bdevice_s* device, xal_devptr_t ptr, size_t bytes,
+                         const char* what) {
+  const std::string ended = device->ipc_owners.ended(ptr, bytes, what);
+  if (ended.empty()) return XAL_SUCCESS;
+  return device->backend->error(XAL_ERROR_INVALID_ARGUMENT, "cuda: " + ended);
 }
 
 inline xal_status_t done(xal_bstream_s* stream, CUresult r, const char* call) {
@@ -117,6 +127,7 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
 // Waits for the stream's work and destroys it, without the device's lock
 // (release.h: a host function queued on it may wait for a thread that
 // calls the backend on this device, as the core's staged copies do). An
+// imported stream (interop.cpp) is waited for and left to its owner. An
 // error keeps it for a retry; a retry after a sticky error finds the device
 // unhealthy and releases it. Thread-safe, but for two destroys of one
 // stream.
@@ -130,7 +141,7 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
       const char* call = "cuStreamSynchronize";
       CUresult r = device->make_current();
       if (r == CUDA_SUCCESS) r = backend->driver.cuStreamSynchronize(stream->stream);
-      if (r == CUDA_SUCCESS) {
+      if (r == CUDA_SUCCESS && stream->owned) {
         call = "cuStreamDestroy";
         r = backend->driver.cuStreamDestroy(stream->stream);
       }
@@ -206,6 +217,8 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
                          const void* src, size_t bytes) {
   return guarded(stream->device->backend, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, dst, bytes, "memcpy_htod"); s != XAL_SUCCESS)
+      return s;
     if (xal_status_t s = enter(stream, "cuMemcpyHtoDAsync"); s != XAL_SUCCESS)
       return s;
     return done(stream,
@@ -219,6 +232,8 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
                          size_t bytes) {
   return guarded(stream->device->backend, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, src, bytes, "memcpy_dtoh"); s != XAL_SUCCESS)
+      return s;
     if (xal_status_t s = enter(stream, "cuMemcpyDtoHAsync"); s != XAL_SUCCESS)
       return s;
     return done(stream,
@@ -232,6 +247,10 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
                          xal_devptr_t src, size_t bytes) {
   return guarded(stream->device->backend, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    for (const xal_devptr_t ptr : {dst, src}) {
+      if (xal_status_t s = owner_check(stream->device, ptr, bytes, "memcpy_dtod"); s != XAL_SUCCESS)
+        return s;
+    }
     if (xal_status_t s = enter(stream, "cuMemcpyDtoDAsync"); s != XAL_SUCCESS)
       return s;
     return done(stream,
@@ -259,6 +278,10 @@ xal_status_t copy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
     for (xal_bdevice_s* d : {dst_device, src_device}) {
       if (xal_status_t s = d->check_health(); s != XAL_SUCCESS) return s;
     }
+    if (xal_status_t s = owner_check(dst_device, dst, bytes, "memcpy_peer"); s != XAL_SUCCESS)
+      return s;
+    if (xal_status_t s = owner_check(src_device, src, bytes, "memcpy_peer"); s != XAL_SUCCESS)
+      return s;
     if (enable_access) {
       peer_access_enable(src_device, dst_device);
       peer_access_enable(dst_device, src_device);
@@ -287,10 +310,12 @@ xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
   return copy_peer(stream, dst_device, dst, src_device, src, bytes, false);
 }
 
-xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes) {
   return guarded(stream->device->backend, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, dst, bytes, "memset"); s != XAL_SUCCESS)
+      return s;
     if (xal_status_t s = enter(stream, "cuMemsetD8Async"); s != XAL_SUCCESS)
       return s;
     return done(stream,

@@ -126,6 +126,10 @@ void* lookup(const char* symbol) {
       if (std::strcmp(s.name, symbol) == 0) return s.fn;
     }
   }
+  if (!ipc_enabled()) return nullptr;  // a driver without IPC
+  for (const Symbol& s : ipc_symbols()) {
+    if (std::strcmp(s.name, symbol) == 0) return s.fn;
+  }
   return nullptr;
 }
 

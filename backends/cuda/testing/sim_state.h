@@ -93,6 +93,14 @@ struct Context {
 struct Allocation {
   size_t size = 0;
   int device = 0;
+  // XALSIM_CUDA_IPC=1: device memory is a shared mapping of a memory file
+  // (memfd) of `mapped` bytes, which another process maps through
+  // /proc/<pid>/fd/<fd> (sim_ipc.cpp). -1: heap memory.
+  int fd = -1;
+  size_t mapped = 0;
+  // Mapped from another process's handle (cuIpcOpenMemHandle): not this
+  // process's memory, closed with cuIpcCloseMemHandle.
+  bool opened = false;
 };
 
 // The whole driver. One instance per process; every field is guarded by
@@ -143,6 +151,14 @@ bool is_sticky(CUresult r);
 Context* context_for_call(CUresult* out_error);
 // True when [ptr, ptr+bytes) lies inside one live device allocation.
 bool device_range_ok(CUdeviceptr ptr, size_t bytes);
+// XALSIM_CUDA_IPC=1 (read on every call): device memory is shareable and
+// cuGetProcAddress serves the cuIpc* functions; otherwise the simulation is
+// a driver without them.
+bool ipc_enabled();
+// Gives back the memory of allocation `a` at `base` (d.mutex held; the
+// caller erases it from d.allocations): heap blocks for reuse, shared
+// mappings unmapped, opened ones unmapped without touching the device's use.
+void release_allocation(Driver& d, uintptr_t base, const Allocation& a);
 // The stream if it is live (null stream: returns null with ok = true).
 Stream* find_stream(CUstream s, bool* ok);
 // Runs `task` on `stream`, or now for the null stream.
@@ -166,6 +182,7 @@ const std::vector<Symbol>& device_symbols();
 const std::vector<Symbol>& memory_symbols();
 const std::vector<Symbol>& stream_symbols();
 const std::vector<Symbol>& module_symbols();
+const std::vector<Symbol>& ipc_symbols();  // served only when ipc_enabled()
 
 // Runs a kernel of a loaded module on the host (the kernels xal embeds and a
 // few test kernels); unknown kernels do nothing.

@@ -145,8 +145,7 @@ void reset_context(Context* ctx) {
   for (auto& other : d.contexts) other->enabled_peers.erase(ctx->device);
   for (auto it = d.allocations.begin(); it != d.allocations.end();) {
     if (it->second.device == ctx->device) {
-      d.used[static_cast<size_t>(ctx->device)] -= it->second.size;
-      d.free_blocks[it->second.size].push_back(it->first);
+      release_allocation(d, it->first, it->second);
       it = d.allocations.erase(it);
     } else {
       ++it;
@@ -245,6 +244,19 @@ CUresult sim_cuStreamQuery(CUstream s) {
   if (stream->error != CUDA_SUCCESS) return stream->error;
   return stream->queue.empty() && !stream->busy ? CUDA_SUCCESS
                                                 : CUDA_ERROR_NOT_READY;
+}
+
+// The context of a live stream; an unknown handle is
+// CUDA_ERROR_INVALID_HANDLE (the real driver may crash on one instead).
+CUresult sim_cuStreamGetCtx(CUstream s, CUcontext* out) {
+  XALSIM_INJECT("cuStreamGetCtx");
+  XALSIM_CONTEXT();
+  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  bool ok = false;
+  Stream* stream = find_stream(s, &ok);
+  if (!ok) return CUDA_ERROR_INVALID_HANDLE;
+  *out = reinterpret_cast<CUcontext>(stream != nullptr ? stream->ctx : ctx);
+  return CUDA_SUCCESS;
 }
 
 CUresult sim_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
@@ -439,7 +451,7 @@ const std::vector<Symbol>& stream_symbols() {
   static const std::vector<Symbol> symbols = {
 #define S(name) {#name, reinterpret_cast<void*>(&sim_##name)}
       S(cuStreamCreate), S(cuStreamDestroy), S(cuStreamSynchronize),
-      S(cuStreamQuery), S(cuLaunchHostFunc), S(cuStreamWaitValue32),
+      S(cuStreamQuery), S(cuStreamGetCtx), S(cuLaunchHostFunc), S(cuStreamWaitValue32),
       S(cuEventCreate),
       S(cuEventDestroy), S(cuEventRecord), S(cuStreamWaitEvent),
       S(cuEventQuery), S(cuEventSynchronize), S(cuEventElapsedTime),

@@ -16,6 +16,7 @@
 #include "rocm_smi.h"
 #include "xal/xal_backend.h"
 #include "xalsupport/device_objects.h"
+#include "xalsupport/ipc_owners.h"
 #include "xalsupport/sticky_error.h"
 
 struct xal_bstream_s;
@@ -41,6 +42,8 @@ struct xal_bstream_s {
   xal_bdevice_s* device = nullptr;
   hipStream_t handle = nullptr;
   uint64_t generation = 0;
+  // Adopted by stream_import: the caller's stream, never destroyed here.
+  bool imported = false;
 };
 
 struct xal_bevent_s {
@@ -80,6 +83,10 @@ struct xal_bdevice_s {
   // Bumped by device_reset: objects of an older generation are invalid.
   uint64_t generation = 0;
   std::unordered_map<uint64_t, uint64_t> allocations;  // address -> generation
+  // Memory mem_ipc_open mapped: address -> generation (one entry per open).
+  std::unordered_multimap<uint64_t, uint64_t> ipc_mappings;
+  // Its exporters, for the copies' check (thread-safe on its own).
+  xal::support::IpcOwners ipc_owners;
   // The device owns its streams, events and modules; the key is the
   // handle given to the core.
   xal::support::Objects<xal_bstream_s> streams;

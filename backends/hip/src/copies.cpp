@@ -1,4 +1,5 @@
-// Copies, memset and peer copies, all asynchronous on a hipStream_t.
+// Copies, memset and peer copies, all asynchronous on a hipStream_t. IPC
+// memory of an exporter that has ended is refused (xalsupport/ipc_owners.h).
 #include "entries.h"
 #include "errors.h"
 
@@ -11,6 +12,14 @@ void* as_pointer(xal_devptr_t address) {
 
 xal_status_t enter_stream(xal_bstream_s* stream) {
   return enter(stream->device, stream->generation, "the stream");
+}
+
+// Refuses IPC memory whose exporter has ended (xalsupport/ipc_owners.h).
+xal_status_t owner_check(const xal_bdevice_s* device, xal_devptr_t ptr,
+                         size_t bytes, const char* what) {
+  const std::string ended = device->ipc_owners.ended(ptr, bytes, what);
+  if (ended.empty()) return XAL_SUCCESS;
+  return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, ended);
 }
 
 // Enables peer access from `from` to `to` once per pair, where supported.
@@ -36,6 +45,10 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
                          const void* src, size_t bytes) {
   return guarded("hip memcpy_htod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, dst, bytes, "memcpy_htod");
+        s != XAL_SUCCESS) {
+      return s;
+    }
     if (xal_status_t s = enter_stream(stream); s != XAL_SUCCESS) return s;
     return check(stream->device,
                  stream->device->backend->api().hipMemcpyHtoDAsync(
@@ -49,6 +62,10 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
                          size_t bytes) {
   return guarded("hip memcpy_dtoh", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, src, bytes, "memcpy_dtoh");
+        s != XAL_SUCCESS) {
+      return s;
+    }
     if (xal_status_t s = enter_stream(stream); s != XAL_SUCCESS) return s;
     return check(stream->device,
                  stream->device->backend->api().hipMemcpyDtoHAsync(
@@ -61,6 +78,12 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
                          xal_devptr_t src, size_t bytes) {
   return guarded("hip memcpy_dtod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    for (xal_devptr_t ptr : {dst, src}) {
+      if (xal_status_t s = owner_check(stream->device, ptr, bytes, "memcpy_dtod");
+          s != XAL_SUCCESS) {
+        return s;
+      }
+    }
     if (xal_status_t s = enter_stream(stream); s != XAL_SUCCESS) return s;
     return check(stream->device,
                  stream->device->backend->api().hipMemcpyDtoDAsync(
@@ -80,6 +103,12 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
     }
     if (xal_status_t s = sticky_check(dst_device); s != XAL_SUCCESS) return s;
     if (xal_status_t s = sticky_check(src_device); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = owner_check(dst_device, dst, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
+      return s;
+    }
+    if (xal_status_t s = owner_check(src_device, src, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
+      return s;
+    }
     xal_backend_s* backend = stream->device->backend;
     const HipApi& api = backend->api();
     if (dst_device != src_device) {
@@ -103,10 +132,13 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
   });
 }
 
-xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes) {
   return guarded("hip memset", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, dst, bytes, "memset"); s != XAL_SUCCESS) {
+      return s;
+    }
     if (xal_status_t s = enter_stream(stream); s != XAL_SUCCESS) return s;
     return check(stream->device,
                  stream->device->backend->api().hipMemsetD8Async(

@@ -76,7 +76,7 @@ void find_smi_devices(xal_backend_s& backend, const xal_backend_services_t* serv
 
 }  // namespace
 
-xal_status_t backend_init(const xal_backend_init_args_t* args,
+xal_status_t init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend) {
   return guarded("hip init", [&]() -> xal_status_t {
     if (args == nullptr || out_backend == nullptr) {
@@ -128,7 +128,7 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
   });
 }
 
-xal_status_t backend_shutdown(xal_backend_t* backend) {
+xal_status_t shutdown(xal_backend_t* backend) {
   return guarded("hip shutdown", [&]() -> xal_status_t {
     std::unique_ptr<xal_backend_s> owned(backend);
     if (owned == nullptr) return XAL_SUCCESS;
@@ -163,7 +163,7 @@ xal_status_t backend_shutdown(xal_backend_t* backend) {
   });
 }
 
-xal_status_t backend_describe(xal_backend_t* backend,
+xal_status_t describe(xal_backend_t* backend,
                               xal_backend_describe_t* out) {
   return guarded("hip describe", [&]() -> xal_status_t {
     common::copy_string(out->name, "hip");
@@ -184,7 +184,7 @@ xal_status_t backend_describe(xal_backend_t* backend,
                                         : "; RCCL";
     note += backend->smi.available() ? "; rocm-smi" : "; no rocm-smi";
     // What this backend has been run on, first so that it is never cut.
-    note = std::string(kSupportNote) + "; " + note;
+    note = std::string(support_note) + "; " + note;
     common::copy_string(out->note, note);
     return XAL_SUCCESS;
   });
@@ -263,6 +263,15 @@ xal_status_t device_get_properties(xal_bdevice_t* device,
     if (backend->rccl.available()) caps |= XAL_DEVICE_CAP_COLLECTIVES;
     if (backend->smi.available()) caps |= XAL_DEVICE_CAP_METRICS;
     if (backend->library.simulated()) caps |= XAL_DEVICE_CAP_SIMULATED;
+    // Interop, where the runtime has the calls (interop.cpp).
+    if (api.hipPointerGetAttributes != nullptr && api.hipMemGetAddressRange != nullptr) {
+      caps |= XAL_DEVICE_CAP_MEM_IMPORT;
+    }
+    if (api.hipStreamGetFlags != nullptr) caps |= XAL_DEVICE_CAP_STREAM_IMPORT;
+    if (api.hipIpcGetMemHandle != nullptr && api.hipIpcOpenMemHandle != nullptr &&
+        api.hipIpcCloseMemHandle != nullptr) {
+      caps |= XAL_DEVICE_CAP_IPC;
+    }
     out->capabilities = caps;
     return XAL_SUCCESS;
   });

@@ -9,14 +9,14 @@ namespace xal::hip {
 
 // What this backend has been run on: the table's support_note (shown when
 // init fails) and the start of describe's note.
-inline constexpr char kSupportNote[] =
+inline constexpr char support_note[] =
     "verified on a simulated runtime only, not yet on AMD hardware";
 
 // device.cpp
-xal_status_t backend_init(const xal_backend_init_args_t* args,
+xal_status_t init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend);
-xal_status_t backend_shutdown(xal_backend_t* backend);
-xal_status_t backend_describe(xal_backend_t* backend,
+xal_status_t shutdown(xal_backend_t* backend);
+xal_status_t describe(xal_backend_t* backend,
                               xal_backend_describe_t* out);
 xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);
 xal_status_t device_get(xal_backend_t* backend, uint32_t index,
@@ -71,7 +71,7 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
 xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                          xal_devptr_t dst, xal_bdevice_t* src_device,
                          xal_devptr_t src, size_t bytes);
-xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes);
 
 // modules.cpp
@@ -112,5 +112,17 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
                             xal_bstream_t* stream);
 xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                       size_t count, xal_dtype_t dtype, xal_bstream_t* stream);
+
+// interop.cpp (ABI 1.1): imported memory and streams, IPC handles
+xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
+                        uint32_t flags, xal_devptr_t* out_ptr);
+xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr);
+xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t flags,
+                           xal_bstream_t** out_stream);
+xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
+                         uint8_t* out_vendor);
+xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t bytes,
+                          int32_t owner_pid, xal_devptr_t* out_ptr);
+xal_status_t mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr);
 
 }  // namespace xal::hip

@@ -31,6 +31,18 @@ XAL_HIP_SYMBOL(OPTIONAL, hipHostFree, hipError_t, (void*))
 XAL_HIP_SYMBOL(OPTIONAL, hipHostRegister, hipError_t, (void*, size_t, unsigned int))
 XAL_HIP_SYMBOL(OPTIONAL, hipHostUnregister, hipError_t, (void*))
 
+// Interop (ABI 1.1): imported memory and streams, IPC handles. Without the
+// pointer queries memory cannot be imported, without the stream queries
+// streams cannot; hipStreamGetDevice (HIP 5.6) is declared here, not in
+// the HIP 5.2 header.
+XAL_HIP_SYMBOL(OPTIONAL, hipPointerGetAttributes, hipError_t, (hipPointerAttribute_t*, const void*))
+XAL_HIP_SYMBOL(OPTIONAL, hipMemGetAddressRange, hipError_t, (hipDeviceptr_t*, size_t*, hipDeviceptr_t))
+XAL_HIP_SYMBOL(OPTIONAL, hipStreamGetFlags, hipError_t, (hipStream_t, unsigned int*))
+XAL_HIP_SYMBOL(OPTIONAL, hipStreamGetDevice, hipError_t, (hipStream_t, hipDevice_t*))
+XAL_HIP_SYMBOL(OPTIONAL, hipIpcGetMemHandle, hipError_t, (hipIpcMemHandle_t*, void*))
+XAL_HIP_SYMBOL(OPTIONAL, hipIpcOpenMemHandle, hipError_t, (void**, hipIpcMemHandle_t, unsigned int))
+XAL_HIP_SYMBOL(OPTIONAL, hipIpcCloseMemHandle, hipError_t, (void*))
+
 // Streams and events
 XAL_HIP_SYMBOL(REQUIRED, hipStreamCreateWithFlags, hipError_t, (hipStream_t*, unsigned int))
 XAL_HIP_SYMBOL(REQUIRED, hipStreamDestroy, hipError_t, (hipStream_t))

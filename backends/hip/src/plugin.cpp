@@ -6,70 +6,22 @@
 #include "entries.h"
 #include "rccl.h"
 #include "xalsupport/config.h"
+#include "xalsupport/table.h"
 
 namespace xal::hip {
+
+// Every entry is named after its table entry (entries.h); the table is made
+// from the entry list (xalsupport/table.h).
+using namespace xal::support::absent_entries;
+
 namespace {
 
 constexpr xal_backend_table_t make_table(bool with_collectives) {
-  xal_backend_table_t t{};
-  t.struct_size = sizeof(xal_backend_table_t);
-  t.abi_major = XAL_ABI_VERSION_MAJOR;
-  t.abi_minor = XAL_ABI_VERSION_MINOR;
-  t.name = "hip";
-  t.version = "1.0.0";
-  t.support_note = kSupportNote;
-  t.init = backend_init;
-  t.shutdown = backend_shutdown;
-  t.describe = backend_describe;
-  t.device_count = device_count;
-  t.device_get = device_get;
-  t.device_get_properties = device_get_properties;
-  t.device_synchronize = device_synchronize;
-  t.device_reset = device_reset;
-  t.device_get_health = device_get_health;
-  t.device_get_metrics = device_get_metrics;
-  t.mem_alloc = mem_alloc;
-  t.mem_free = mem_free;
-  t.mem_get_info = mem_get_info;
-  t.host_alloc = host_alloc;
-  t.host_free = host_free;
-  t.host_register = host_register;
-  t.host_unregister = host_unregister;
-  t.stream_create = stream_create;
-  t.stream_destroy = stream_destroy;
-  t.stream_synchronize = stream_synchronize;
-  t.stream_query = stream_query;
-  t.stream_enqueue_host_func = stream_enqueue_host_func;
-  t.memcpy_htod = memcpy_htod;
-  t.memcpy_dtoh = memcpy_dtoh;
-  t.memcpy_dtod = memcpy_dtod;
-  t.memcpy_peer = memcpy_peer;
-  t.memset = memset_d8;
-  t.event_create = event_create;
-  t.event_destroy = event_destroy;
-  t.event_record = event_record;
-  t.stream_wait_event = stream_wait_event;
-  t.event_synchronize = event_synchronize;
-  t.event_query = event_query;
-  t.event_elapsed_ms = event_elapsed_ms;
-  t.module_load = module_load;
-  t.module_unload = module_unload;
-  t.kernel_get = kernel_get;
-  t.kernel_launch = kernel_launch;
-  if (with_collectives) {
-    t.comm_create = comm_create;
-    t.comm_destroy = comm_destroy;
-    t.comm_abort = comm_abort;
-    t.comm_get_async_error = comm_get_async_error;
-    t.group_start = group_start;
-    t.group_end = group_end;
-    t.allreduce = allreduce;
-    t.broadcast = broadcast;
-    t.reduce = reduce;
-    t.allgather = allgather;
-    t.reduce_scatter = reduce_scatter;
-    t.alltoall = alltoall;
-  }
+  xal_backend_table_t t = support::table_header("hip", "1.1.0");
+  XAL_SUPPORT_TABLE_FILL(t, xal::hip);
+  XAL_SUPPORT_TABLE_REQUIRE(xal::hip);
+  // Without RCCL the core runs its own collectives on HIP devices.
+  if (!with_collectives) support::clear_native_collectives(t);
   return t;
 }
 
@@ -102,7 +54,7 @@ bool rccl_present() {
 // major differs. Static storage; thread-safe.
 extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
     uint32_t core_abi_version) {
-  if (XAL_ABI_MAJOR(core_abi_version) != XAL_ABI_VERSION_MAJOR) return nullptr;
+  if (!xal_backend_abi_compatible(core_abi_version)) return nullptr;
   static const bool with_rccl = xal::hip::rccl_present();
   return with_rccl ? &xal::hip::kTableWithRccl : &xal::hip::kTableWithoutRccl;
 }

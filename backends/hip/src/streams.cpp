@@ -1,4 +1,5 @@
-// Streams: hipStream_t, in order, one per xal stream.
+// Streams: hipStream_t, in order, one per xal stream (or the caller's own,
+// adopted by stream_import in interop.cpp).
 #include "entries.h"
 #include "errors.h"
 #include "release.h"
@@ -46,6 +47,8 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
               s != XAL_SUCCESS) {
             return s;
           }
+          // An imported stream stays its owner's.
+          if (owned.imported) return XAL_SUCCESS;
           return check(device, api.hipStreamDestroy(owned.handle),
                        "hipStreamDestroy");
         });

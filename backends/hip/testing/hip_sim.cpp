@@ -168,12 +168,13 @@ SIM_EXPORT hipError_t hipMalloc(void** pointer, size_t bytes) {
   }
   if (bytes > d.total - d.used) return hipErrorOutOfMemory;
   xalsim::Allocation allocation;
-  // 256-byte alignment, as the real runtime gives.
-  allocation.data = std::make_unique<std::byte[]>(bytes + 256);
+  // Page-aligned (the runtime promises 256 bytes), from memory another
+  // process can map (hipIpcGetMemHandle).
+  allocation.data = xalsim::Block::allocate(bytes, 256);
+  if (!allocation.data) return hipErrorOutOfMemory;
   allocation.size = bytes;
   allocation.device = device;
-  const auto raw = reinterpret_cast<uintptr_t>(allocation.data.get());
-  const uintptr_t base = (raw + 255) & ~uintptr_t{255};
+  const auto base = reinterpret_cast<uintptr_t>(allocation.data.data());
   s.allocations.emplace(base, std::move(allocation));
   d.used += bytes;
   *pointer = reinterpret_cast<void*>(base);
@@ -184,7 +185,8 @@ SIM_EXPORT hipError_t hipFree(void* pointer) {
   SIM_BEGIN("hipFree", true);
   if (pointer == nullptr) return hipSuccess;
   auto found = s.allocations.find(reinterpret_cast<uintptr_t>(pointer));
-  if (found == s.allocations.end()) return hipErrorInvalidValue;
+  // Memory opened from an IPC handle is closed with hipIpcCloseMemHandle.
+  if (found == s.allocations.end() || found->second.ipc) return hipErrorInvalidValue;
   s.devices[found->second.device].used -= found->second.size;
   s.allocations.erase(found);
   return hipSuccess;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "xalsim/fault_plan.h"
+#include "xalsim/shared_memory.h"
 #include "xalsim/worker.h"
 
 #define SIM_EXPORT extern "C" __attribute__((visibility("default")))
@@ -62,10 +63,13 @@ struct Device {
   std::set<int> peers;
 };
 
+// A hipMalloc allocation (shareable memory, xalsim/shared_memory.h), or
+// another process's allocation mapped by hipIpcOpenMemHandle (`ipc`).
 struct Allocation {
-  std::unique_ptr<std::byte[]> data;
+  Block data;
   size_t size = 0;
   int device = 0;
+  bool ipc = false;
 };
 
 struct State {

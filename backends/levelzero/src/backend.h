@@ -23,6 +23,7 @@
 #include "dynamic_symbols.h"
 #include "xal/xal_backend.h"
 #include "xalsupport/device_objects.h"
+#include "xalsupport/ipc_owners.h"
 #include "xalsupport/sticky_error.h"
 
 struct xal_bstream_s;
@@ -110,6 +111,10 @@ struct xal_bstream_s : std::enable_shared_from_this<xal_bstream_s> {
   ze_event_pool_handle_t pool = nullptr;
   ze_event_handle_t sync_event = nullptr;  // signalled by synchronize/query
   bool explicit_order = false;  // no in-order flag: a barrier after each op
+  // The caller's list, adopted by stream_import (never destroyed here): a
+  // barrier before each op too, as its own work may precede xal's on a
+  // list that is not in order.
+  bool imported = false;
   uint64_t generation = 0;
   std::mutex mutex;  // guards the list's appends and the flags below
   bool fence_pending = false;  // a barrier signalling sync_event is queued
@@ -181,6 +186,15 @@ struct xal_bdevice_s {
   // events (see NativeEvent).
   std::vector<std::shared_ptr<xal::levelzero::NativeEvent>> retired_events;
   xal::support::Objects<xal_bmodule_s> modules;
+  // Memory mem_ipc_open mapped: address -> the generation and context it
+  // was opened in (one entry per open); a reset closes it.
+  struct IpcMapping {
+    uint64_t generation;
+    ze_context_handle_t context;
+  };
+  std::unordered_multimap<uint64_t, IpcMapping> ipc_mappings;
+  // Its exporters, for the copies' check (thread-safe on its own).
+  xal::support::IpcOwners ipc_owners;
   xal::levelzero::SysmanSamples samples;
 
   ze_context_handle_t context() {

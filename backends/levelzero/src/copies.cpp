@@ -136,6 +136,10 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
                          const void* src, size_t bytes) {
   return guarded("levelzero memcpy_htod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, dst, bytes, "memcpy_htod");
+        s != XAL_SUCCESS) {
+      return s;
+    }
     return append_copy(stream, as_pointer(dst), src, bytes,
                        "zeCommandListAppendMemoryCopy");
   });
@@ -145,6 +149,10 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
                          size_t bytes) {
   return guarded("levelzero memcpy_dtoh", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, src, bytes, "memcpy_dtoh");
+        s != XAL_SUCCESS) {
+      return s;
+    }
     return append_copy(stream, dst, as_pointer(src), bytes,
                        "zeCommandListAppendMemoryCopy");
   });
@@ -154,6 +162,12 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
                          xal_devptr_t src, size_t bytes) {
   return guarded("levelzero memcpy_dtod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    for (xal_devptr_t ptr : {dst, src}) {
+      if (xal_status_t s = owner_check(stream->device, ptr, bytes, "memcpy_dtod");
+          s != XAL_SUCCESS) {
+        return s;
+      }
+    }
     return append_copy(stream, as_pointer(dst), as_pointer(src), bytes,
                        "zeCommandListAppendMemoryCopy");
   });
@@ -170,6 +184,12 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
     }
     if (xal_status_t s = sticky_check(dst_device); s != XAL_SUCCESS) return s;
     if (xal_status_t s = sticky_check(src_device); s != XAL_SUCCESS) return s;
+    if (xal_status_t s = owner_check(dst_device, dst, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
+      return s;
+    }
+    if (xal_status_t s = owner_check(src_device, src, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
+      return s;
+    }
     if (direct_peer(dst_device, src_device)) {
       return append_copy(stream, as_pointer(dst), as_pointer(src), bytes,
                          "zeCommandListAppendMemoryCopy");
@@ -179,10 +199,13 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
   });
 }
 
-xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes) {
   return guarded("levelzero memset", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
+    if (xal_status_t s = owner_check(stream->device, dst, bytes, "memset"); s != XAL_SUCCESS) {
+      return s;
+    }
     xal_bdevice_s* device = stream->device;
     if (xal_status_t s = enter(device, stream->generation, "the stream");
         s != XAL_SUCCESS) {
@@ -191,6 +214,7 @@ xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
     const ZeApi& api = device->backend->api();
     std::lock_guard lock(stream->mutex);
     stream->dirty = true;
+    if (xal_status_t s = barrier_before(stream); s != XAL_SUCCESS) return s;
     if (xal_status_t s = check(device,
                                api.zeCommandListAppendMemoryFill(
                                    stream->list, as_pointer(dst), &value, 1, bytes,

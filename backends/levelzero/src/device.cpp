@@ -81,6 +81,18 @@ xal_status_t device_get_properties(xal_bdevice_t* device,
     if (api.zesDeviceGetState != nullptr) caps |= XAL_DEVICE_CAP_METRICS;
     if (p.flags & ZE_DEVICE_PROPERTY_FLAG_SUBDEVICE) caps |= XAL_DEVICE_CAP_PARTITION;
     if (device->backend->library.simulated()) caps |= XAL_DEVICE_CAP_SIMULATED;
+    // Interop, where the loader has the calls (interop.cpp).
+    if (api.zeMemGetAllocProperties != nullptr && api.zeMemGetAddressRange != nullptr) {
+      caps |= XAL_DEVICE_CAP_MEM_IMPORT;
+    }
+    if (api.zeCommandListIsImmediate != nullptr && api.zeCommandListGetDeviceHandle != nullptr &&
+        api.zeCommandListGetContextHandle != nullptr) {
+      caps |= XAL_DEVICE_CAP_STREAM_IMPORT;
+    }
+    if (api.zeMemGetIpcHandle != nullptr && api.zeMemOpenIpcHandle != nullptr &&
+        api.zeMemCloseIpcHandle != nullptr) {
+      caps |= XAL_DEVICE_CAP_IPC;
+    }
     out->capabilities = caps;
     return XAL_SUCCESS;
   });

@@ -12,14 +12,14 @@ namespace xal::levelzero {
 
 // What this backend has been run on: the table's support_note (shown when
 // init fails) and the start of describe's note.
-inline constexpr char kSupportNote[] =
+inline constexpr char support_note[] =
     "verified on a simulated loader only, not yet on Intel hardware";
 
 // device.cpp
-xal_status_t backend_init(const xal_backend_init_args_t* args,
+xal_status_t init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend);
-xal_status_t backend_shutdown(xal_backend_t* backend);
-xal_status_t backend_describe(xal_backend_t* backend,
+xal_status_t shutdown(xal_backend_t* backend);
+xal_status_t describe(xal_backend_t* backend,
                               xal_backend_describe_t* out);
 xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);
 xal_status_t device_get(xal_backend_t* backend, uint32_t index,
@@ -70,7 +70,7 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
 xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                          xal_devptr_t dst, xal_bdevice_t* src_device,
                          xal_devptr_t src, size_t bytes);
-xal_status_t memset_d8(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes);
 
 // modules.cpp
@@ -83,6 +83,18 @@ xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
 xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
                            const xal_launch_config_t* config, void** args,
                            size_t arg_count);
+
+// interop.cpp (ABI 1.1): imported memory and lists, IPC handles
+xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
+                        uint32_t flags, xal_devptr_t* out_ptr);
+xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr);
+xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t flags,
+                           xal_bstream_t** out_stream);
+xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
+                         uint8_t* out_vendor);
+xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t bytes,
+                          int32_t owner_pid, xal_devptr_t* out_ptr);
+xal_status_t mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr);
 
 // internal.cpp: shared by the files above
 // Releases the native objects of `device` (streams, events, modules,
@@ -99,9 +111,17 @@ xal_status_t stream_fence(xal_bstream_s* stream, bool wait);
 // destroyed or retired, which takes its memory with it; may be null). The
 // caller holds the backend's host_mutex.
 void retry_host_leftovers(xal_backend_s* backend, ze_context_handle_t ending);
-// A copy on the stream's list, with the in-order barrier where needed.
+// A copy on the stream's list, with the in-order barriers where needed.
 xal_status_t append_copy(xal_bstream_s* stream, void* dst, const void* src,
                          size_t bytes, const char* what);
+// On an imported list, a barrier that orders what comes next after the
+// owner's work appended before it; nothing on the backend's own lists. The
+// caller holds the stream's mutex.
+xal_status_t barrier_before(xal_bstream_s* stream);
+// XAL_SUCCESS, or INVALID_ARGUMENT when [ptr, ptr+bytes) is IPC memory of
+// `device` whose exporter has ended (`what` names the operation).
+xal_status_t owner_check(const xal_bdevice_s* device, xal_devptr_t ptr, size_t bytes,
+                         const char* what);
 
 // sysman.cpp: reads the energy counter that device_get_metrics reports
 // energy from (energy since init); without it energy is left out. Called

@@ -195,7 +195,7 @@ std::string add_driver(xal_backend_s* backend, ze_driver_handle_t handle,
 
 }  // namespace
 
-xal_status_t backend_init(const xal_backend_init_args_t* args,
+xal_status_t init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend) {
   return guarded("levelzero init", [&]() -> xal_status_t {
     if (args == nullptr || out_backend == nullptr) {
@@ -270,7 +270,7 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
   });
 }
 
-xal_status_t backend_shutdown(xal_backend_t* backend) {
+xal_status_t shutdown(xal_backend_t* backend) {
   return guarded("levelzero shutdown", [&]() -> xal_status_t {
     std::unique_ptr<xal_backend_s> owned(backend);
     if (owned != nullptr) release_all(owned.get());
@@ -278,7 +278,7 @@ xal_status_t backend_shutdown(xal_backend_t* backend) {
   });
 }
 
-xal_status_t backend_describe(xal_backend_t* backend,
+xal_status_t describe(xal_backend_t* backend,
                               xal_backend_describe_t* out) {
   return guarded("levelzero describe", [&]() -> xal_status_t {
     common::copy_string(out->name, "levelzero");
@@ -294,7 +294,7 @@ xal_status_t backend_describe(xal_backend_t* backend,
     // Drivers left out at init next (a note is 255 characters).
     if (!backend->skipped.empty()) note = backend->skipped + "; " + note;
     // What this backend has been run on, first so that it is never cut.
-    note = std::string(kSupportNote) + "; " + note;
+    note = std::string(support_note) + "; " + note;
     common::copy_string(out->note, note);
     return XAL_SUCCESS;
   });

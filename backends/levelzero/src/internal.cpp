@@ -33,7 +33,7 @@ void release_device_objects(xal_bdevice_s* device) {
   for (auto it = device->streams.begin(); it != device->streams.end();) {
     const std::shared_ptr<xal_bstream_s>& stream = it->second;
     if (stream->generation == device->generation) {
-      (void)api.zeCommandListDestroy(stream->list);
+      if (!stream->imported) (void)api.zeCommandListDestroy(stream->list);
       (void)api.zeEventDestroy(stream->sync_event);
       (void)api.zeEventPoolDestroy(stream->pool);
     }
@@ -50,6 +50,11 @@ void release_device_objects(xal_bdevice_s* device) {
   for (const auto& [address, allocation] : device->allocations) {
     if (allocation.generation == device->generation && context != nullptr) {
       (void)api.zeMemFree(context, reinterpret_cast<void*>(address));
+    }
+  }
+  for (const auto& [address, mapping] : device->ipc_mappings) {
+    if (mapping.generation == device->generation && api.zeMemCloseIpcHandle != nullptr) {
+      (void)api.zeMemCloseIpcHandle(mapping.context, reinterpret_cast<void*>(address));
     }
   }
   device->allocated_bytes = 0;
@@ -119,6 +124,7 @@ xal_status_t append_copy(xal_bstream_s* stream, void* dst, const void* src,
   const ZeApi& api = device->backend->api();
   std::lock_guard lock(stream->mutex);
   stream->dirty = true;
+  if (xal_status_t s = barrier_before(stream); s != XAL_SUCCESS) return s;
   if (xal_status_t s = check(device,
                              api.zeCommandListAppendMemoryCopy(
                                  stream->list, dst, src, bytes, nullptr, 0, nullptr),
@@ -130,6 +136,21 @@ xal_status_t append_copy(xal_bstream_s* stream, void* dst, const void* src,
   return check(device,
                api.zeCommandListAppendBarrier(stream->list, nullptr, 0, nullptr),
                "zeCommandListAppendBarrier");
+}
+
+xal_status_t barrier_before(xal_bstream_s* stream) {
+  if (!stream->imported) return XAL_SUCCESS;
+  return check(stream->device,
+               stream->device->backend->api().zeCommandListAppendBarrier(stream->list, nullptr,
+                                                                         0, nullptr),
+               "zeCommandListAppendBarrier");
+}
+
+xal_status_t owner_check(const xal_bdevice_s* device, xal_devptr_t ptr, size_t bytes,
+                         const char* what) {
+  const std::string ended = device->ipc_owners.ended(ptr, bytes, what);
+  if (ended.empty()) return XAL_SUCCESS;
+  return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, ended);
 }
 
 }  // namespace xal::levelzero

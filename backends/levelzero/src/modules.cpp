@@ -192,6 +192,7 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
     const ze_group_count_t groups{config->grid[0], config->grid[1], config->grid[2]};
     std::lock_guard lock(stream->mutex);
     stream->dirty = true;
+    if (xal_status_t s = barrier_before(stream); s != XAL_SUCCESS) return s;
     if (xal_status_t s = check(device,
                                api.zeCommandListAppendLaunchKernel(
                                    stream->list, kernel->handle, &groups, nullptr, 0,

@@ -1,5 +1,6 @@
 // Streams: in-order immediate command lists, each with a private
-// host-visible event used to synchronise and query it.
+// host-visible event used to synchronise and query it (or the caller's own
+// immediate list, adopted by stream_import in interop.cpp).
 #include "entries.h"
 #include "errors.h"
 
@@ -116,7 +117,8 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
         const ZeApi& api = device->backend->api();
         (void)api.zeEventDestroy(owned->sync_event);
         (void)api.zeEventPoolDestroy(owned->pool);
-        (void)api.zeCommandListDestroy(owned->list);
+        // An imported list stays its owner's.
+        if (!owned->imported) (void)api.zeCommandListDestroy(owned->list);
       }
       owned->released = true;
     }

@@ -55,6 +55,19 @@ XAL_ZE_SYMBOL(REQUIRED, zeCommandListAppendMemoryFill, ze_result_t,
               (ze_command_list_handle_t, void*, const void*, size_t, size_t, ze_event_handle_t, uint32_t,
                ze_event_handle_t*))
 
+// Interop (ABI 1.1): imported USM and immediate command lists, IPC handles.
+// The command-list queries are Level Zero 1.9's (not in the 1.4 headers):
+// without them a list cannot be checked, so none is imported.
+XAL_ZE_SYMBOL(OPTIONAL, zeMemGetAllocProperties, ze_result_t,
+              (ze_context_handle_t, const void*, ze_memory_allocation_properties_t*, ze_device_handle_t*))
+XAL_ZE_SYMBOL(OPTIONAL, zeMemGetAddressRange, ze_result_t, (ze_context_handle_t, const void*, void**, size_t*))
+XAL_ZE_SYMBOL(OPTIONAL, zeMemGetIpcHandle, ze_result_t, (ze_context_handle_t, const void*, ze_ipc_mem_handle_t*))
+XAL_ZE_SYMBOL(OPTIONAL, zeMemOpenIpcHandle, ze_result_t,
+              (ze_context_handle_t, ze_device_handle_t, ze_ipc_mem_handle_t, ze_ipc_memory_flags_t, void**))
+XAL_ZE_SYMBOL(OPTIONAL, zeMemCloseIpcHandle, ze_result_t, (ze_context_handle_t, const void*))
+XAL_ZE_SYMBOL(OPTIONAL, zeCommandListGetDeviceHandle, ze_result_t, (ze_command_list_handle_t, ze_device_handle_t*))
+XAL_ZE_SYMBOL(OPTIONAL, zeCommandListGetContextHandle, ze_result_t, (ze_command_list_handle_t, ze_context_handle_t*))
+XAL_ZE_SYMBOL(OPTIONAL, zeCommandListIsImmediate, ze_result_t, (ze_command_list_handle_t, ze_bool_t*))
 // Modules (SPIR-V) and kernels
 XAL_ZE_SYMBOL(OPTIONAL, zeModuleCreate, ze_result_t,
               (ze_context_handle_t, ze_device_handle_t, const ze_module_desc_t*, ze_module_handle_t*,

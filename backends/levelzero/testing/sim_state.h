@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "xalsim/fault_plan.h"
+#include "xalsim/shared_memory.h"
 #include "xalsim/worker.h"
 
 #define SIM_EXPORT extern "C" __attribute__((visibility("default")))
@@ -52,7 +53,11 @@ struct _ze_context_handle_t {
 // list may run them in. `deferred` is guarded by State::mutex.
 struct _ze_command_list_handle_t {
   ze_device_handle_t device = nullptr;
+  ze_context_handle_t context = nullptr;
   bool in_order = false;
+  // zeCommandListCreate makes a regular list, which the simulator only
+  // creates, describes and destroys (it has no command queues).
+  bool immediate = true;
   std::vector<std::function<void()>> deferred;
   std::unique_ptr<xalsim::Worker> worker = std::make_unique<xalsim::Worker>();
 };
@@ -98,11 +103,16 @@ struct _zes_freq_handle_t { int device = 0; zes_freq_domain_t type{}; };
 
 namespace xalsim {
 
+// A USM allocation (device and shared ones in memory another process can
+// map, xalsim/shared_memory.h), or another process's device allocation
+// mapped by zeMemOpenIpcHandle (`ipc`).
 struct Allocation {
-  std::unique_ptr<std::byte[]> data;
+  Block data;
   size_t size = 0;
   int device = -1;  // -1: host allocation
   ze_context_handle_t context = nullptr;
+  ze_memory_type_t type = ZE_MEMORY_TYPE_HOST;
+  bool ipc = false;
 };
 
 // The NPU driver's position in State::drivers.

@@ -192,7 +192,9 @@ SIM_EXPORT ze_result_t zeContextDestroy(ze_context_handle_t context) {
   --s.live_contexts;
   for (auto it = s.allocations.begin(); it != s.allocations.end();) {
     if (it->second.context == context) {
-      if (it->second.device >= 0) s.used[it->second.device] -= it->second.size;
+      if (it->second.device >= 0 && !it->second.ipc) {
+        s.used[it->second.device] -= it->second.size;
+      }
       it = s.allocations.erase(it);
     } else {
       ++it;
@@ -204,7 +206,7 @@ SIM_EXPORT ze_result_t zeContextDestroy(ze_context_handle_t context) {
 namespace {
 
 ze_result_t allocate(xalsim::State& s, ze_context_handle_t context, size_t size,
-                     size_t alignment, int device, void** out) {
+                     size_t alignment, int device, ze_memory_type_t type, void** out) {
   if (!xalsim::live(s, context)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (size == 0) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
@@ -216,12 +218,13 @@ ze_result_t allocate(xalsim::State& s, ze_context_handle_t context, size_t size,
   }
   const size_t align = alignment < 256 ? 256 : alignment;
   xalsim::Allocation allocation;
-  allocation.data = std::make_unique<std::byte[]>(size + align);
+  allocation.data = xalsim::Block::allocate(size, align);
+  if (!allocation.data) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
   allocation.size = size;
   allocation.device = device;
   allocation.context = context;
-  const auto raw = reinterpret_cast<uintptr_t>(allocation.data.get());
-  const uintptr_t base = (raw + align - 1) & ~uintptr_t{align - 1};
+  allocation.type = type;
+  const auto base = reinterpret_cast<uintptr_t>(allocation.data.data());
   s.allocations.emplace(base, std::move(allocation));
   if (device >= 0) s.used[device] += size;
   *out = reinterpret_cast<void*>(base);
@@ -252,7 +255,7 @@ SIM_EXPORT ze_result_t zeMemAllocDevice(ze_context_handle_t context,
   SIM_BEGIN("zeMemAllocDevice", true);
   if (!valid_device(s, device)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (size > s.max_alloc && !relaxed_max_size(desc)) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-  return allocate(s, context, size, alignment, device->index, out);
+  return allocate(s, context, size, alignment, device->index, ZE_MEMORY_TYPE_DEVICE, out);
 }
 
 SIM_EXPORT ze_result_t zeMemAllocHost(ze_context_handle_t context,
@@ -263,7 +266,7 @@ SIM_EXPORT ze_result_t zeMemAllocHost(ze_context_handle_t context,
   if (xalsim::live(s, context) && context->driver == xalsim::kNpuDriver) {
     return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
   }
-  return allocate(s, context, size, alignment, -1, out);
+  return allocate(s, context, size, alignment, -1, ZE_MEMORY_TYPE_HOST, out);
 }
 
 SIM_EXPORT ze_result_t zeMemAllocShared(ze_context_handle_t context,
@@ -273,13 +276,15 @@ SIM_EXPORT ze_result_t zeMemAllocShared(ze_context_handle_t context,
                                         void** out) {
   SIM_BEGIN("zeMemAllocShared", true);
   const int index = device != nullptr && valid_device(s, device) ? device->index : -1;
-  return allocate(s, context, size, alignment, index, out);
+  return allocate(s, context, size, alignment, index, ZE_MEMORY_TYPE_SHARED, out);
 }
 
 SIM_EXPORT ze_result_t zeMemFree(ze_context_handle_t context, void* pointer) {
   SIM_BEGIN("zeMemFree", false);
   auto found = s.allocations.find(reinterpret_cast<uintptr_t>(pointer));
-  if (found == s.allocations.end() || found->second.context != context) {
+  // Memory opened from an IPC handle is closed with zeMemCloseIpcHandle.
+  if (found == s.allocations.end() || found->second.context != context ||
+      found->second.ipc) {
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   }
   if (found->second.device >= 0) s.used[found->second.device] -= found->second.size;

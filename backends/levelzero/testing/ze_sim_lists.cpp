@@ -105,6 +105,7 @@ SIM_EXPORT ze_result_t zeCommandListCreateImmediate(ze_context_handle_t context,
   auto* list = xalsim::make<_ze_command_list_handle_t>(s);
   ++s.live_lists;
   list->device = device;
+  list->context = context;
   list->in_order = in_order_flag && s.api_version >= ZE_MAKE_VERSION(1, 7);
   *out = list;
   return ZE_RESULT_SUCCESS;

@@ -20,8 +20,18 @@ uint64_t page_size() {
 Arena::Arena(uint64_t capacity) : capacity_(capacity / kAlignment * kAlignment) {
   const uint64_t page = page_size();
   map_length_ = static_cast<size_t>((capacity_ + page - 1) / page * page);
-  void* p = mmap(nullptr, map_length_, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // A memory file, so that another process can map an allocation (IPC
+  // handles); anonymous memory where the kernel has no memfd.
+  fd_ = memfd_create("xal-mock-arena", MFD_CLOEXEC);
+  if (fd_ >= 0 && ftruncate(fd_, static_cast<off_t>(map_length_)) != 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+  void* p = fd_ >= 0 ? mmap(nullptr, map_length_, PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_NORESERVE, fd_, 0)
+                     : mmap(nullptr, map_length_, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED && fd_ >= 0) close(fd_);
   if (p == MAP_FAILED)
     throw std::system_error(errno, std::generic_category(),
                             "cannot reserve " + std::to_string(capacity_) +
@@ -32,6 +42,7 @@ Arena::Arena(uint64_t capacity) : capacity_(capacity / kAlignment * kAlignment) 
 
 Arena::~Arena() {
   if (base_) munmap(reinterpret_cast<void*>(base_), map_length_);
+  if (fd_ >= 0) close(fd_);
 }
 
 void Arena::insert_free(uint64_t offset, uint64_t size) {
@@ -49,7 +60,8 @@ void Arena::release_pages(uint64_t offset, uint64_t size) {
   const uint64_t begin = (offset + page - 1) / page * page;
   const uint64_t end = (offset + size) / page * page;
   if (end > begin)
-    madvise(reinterpret_cast<void*>(base_ + begin), end - begin, MADV_DONTNEED);
+    madvise(reinterpret_cast<void*>(base_ + begin), end - begin,
+            fd_ >= 0 ? MADV_REMOVE : MADV_DONTNEED);
 }
 
 Arena::AllocResult Arena::allocate(uint64_t bytes) {

@@ -1,6 +1,7 @@
 // Arena: a device's memory, one reserved mapping of the profile's size
-// (mmap PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE), so
-// pages are committed only when touched. A best-fit allocator with
+// (a memory file, memfd, mapped MAP_SHARED|MAP_NORESERVE, so that another
+// process can map an allocation through an IPC handle; anonymous memory
+// where there is no memfd), so pages are committed only when touched. A best-fit allocator with
 // coalescing hands out ranges of it; device pointers are the real addresses.
 // Thread-safe: every member may be called concurrently.
 #pragma once
@@ -45,6 +46,8 @@ class Arena {
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const;
   uint64_t base() const { return base_; }
+  // The memory file behind the mapping, -1 when anonymous (no IPC).
+  int fd() const { return fd_; }
   // True if [address, address+bytes) lies inside the mapping.
   bool contains(uint64_t address, uint64_t bytes) const {
     return address >= base_ && bytes <= capacity_ &&
@@ -60,6 +63,7 @@ class Arena {
   void release_pages(uint64_t offset, uint64_t size);
 
   uint64_t base_ = 0;
+  int fd_ = -1;
   uint64_t capacity_ = 0;
   size_t map_length_ = 0;
   mutable std::mutex mutex_;

@@ -24,7 +24,8 @@ constexpr uint64_t kCapabilities =
     XAL_DEVICE_CAP_SIMULATED | XAL_DEVICE_CAP_PEER_COPY |
     XAL_DEVICE_CAP_EVENT_TIMING | XAL_DEVICE_CAP_HOST_MEMORY |
     XAL_DEVICE_CAP_RESET | XAL_DEVICE_CAP_KERNELS | XAL_DEVICE_CAP_METRICS |
-    XAL_DEVICE_CAP_COLLECTIVES;
+    XAL_DEVICE_CAP_COLLECTIVES | XAL_DEVICE_CAP_MEM_IMPORT |
+    XAL_DEVICE_CAP_STREAM_IMPORT | XAL_DEVICE_CAP_HOST_POINTERS;
 
 }  // namespace
 
@@ -70,7 +71,7 @@ void Device::fill_properties(xal_device_properties_t& out) const {
   out.memory_clock_mhz = profile_.memory_clock_mhz;
   out.memory_bus_width_bits = profile_.memory_bus_width_bits;
   out.peak_memory_bandwidth_gbps = profile_.peak_memory_bandwidth_gbps;
-  out.capabilities = kCapabilities;
+  out.capabilities = kCapabilities | (arena_.fd() >= 0 ? XAL_DEVICE_CAP_IPC : 0);
   out.max_allocation_bytes = arena_.capacity();
 }
 
@@ -111,13 +112,22 @@ void Device::fill_metrics(xal_device_metrics_t& out) const {
 }
 
 void* Device::host_address(xal_devptr_t ptr, size_t bytes) const {
-  if (!arena_.contains(ptr, bytes)) return nullptr;
+  if (arena_.contains(ptr, bytes)) return reinterpret_cast<void*>(ptr);
+  const auto hit = foreign_.find(ptr, bytes);
+  if (!hit || hit->owner_gone) return nullptr;
   return reinterpret_cast<void*>(ptr);
 }
 
 void* Device::checked_address(xal_devptr_t ptr, size_t bytes,
                               const char* what) const {
   void* host = host_address(ptr, bytes);
+  if (!host) {
+    if (const auto hit = foreign_.find(ptr, bytes); hit && hit->owner_gone)
+      throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                  std::string(what) + " range [" + hex(ptr) + ", +" + std::to_string(bytes) +
+                      ") is IPC memory of process " + std::to_string(hit->owner_pid) +
+                      ", which has ended: close it with xal_mem_close_ipc_handle");
+  }
   if (!host)
     throw Error(XAL_ERROR_OUT_OF_BOUNDS,
                 std::string(what) + " range [" + hex(ptr) + ", +" +
@@ -143,12 +153,24 @@ Stream* Device::create_stream(uint32_t flags) {
   return raw;
 }
 
+bool Device::import_stream(Stream* stream) {
+  std::lock_guard lock(mutex_);
+  if (streams_.find(stream) == streams_.end()) return false;
+  ++stream_imports_[stream];
+  return true;
+}
+
 bool Device::destroy_stream(Stream* stream) {
   std::shared_ptr<Stream> owned;
   {
     std::lock_guard lock(mutex_);
     auto it = streams_.find(stream);
     if (it == streams_.end()) return false;
+    if (auto held = stream_imports_.find(stream); held != stream_imports_.end()) {
+      // Another holder remains: this destroy only lets go.
+      if (--held->second == 0) stream_imports_.erase(held);
+      return true;
+    }
     owned = std::move(it->second);
     streams_.erase(it);
   }

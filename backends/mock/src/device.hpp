@@ -11,6 +11,7 @@
 
 #include "arena.hpp"
 #include "event.hpp"
+#include "foreign_memory.hpp"
 #include "kernels.hpp"
 #include "metrics.hpp"
 #include "profiles.hpp"
@@ -38,8 +39,11 @@ class Device {
   void fill_properties(xal_device_properties_t& out) const;
   void fill_metrics(xal_device_metrics_t& out) const;
 
-  // Host address of [ptr, ptr+bytes) if it lies in this device's memory,
-  // else nullptr.
+  // Memory the device uses but does not own (imports, IPC mappings).
+  ForeignMemory& foreign() { return foreign_; }
+
+  // Host address of [ptr, ptr+bytes) if it lies in this device's memory
+  // (its arena, or foreign memory whose owner is alive), else nullptr.
   void* host_address(xal_devptr_t ptr, size_t bytes) const;
   // Same, but throws Error(OUT_OF_BOUNDS) naming `what`.
   void* checked_address(xal_devptr_t ptr, size_t bytes, const char* what) const;
@@ -48,6 +52,10 @@ class Device {
   // returns false when the object is not one of this device's.
   Stream* create_stream(uint32_t flags);
   bool destroy_stream(Stream* stream);  // drains it first
+  // Adds a holder to a live stream of this device (xal_stream_import): the
+  // stream then survives one more destroy_stream. False when `stream` is
+  // not one of this device's.
+  bool import_stream(Stream* stream);
   Event* create_event(uint32_t flags);
   bool destroy_event(Event* event);
   Module* load_module(std::string_view image);
@@ -70,6 +78,8 @@ class Device {
   BusyTracker busy_;
   mutable std::mutex mutex_;
   std::map<Stream*, std::shared_ptr<Stream>> streams_;
+  std::map<Stream*, uint32_t> stream_imports_;  // extra holders
+  ForeignMemory foreign_;
   std::map<Event*, std::unique_ptr<Event>> events_;
   std::map<Module*, std::unique_ptr<Module>> modules_;
 };

@@ -11,12 +11,13 @@
 #include "copy_engine.hpp"
 #include "device_spec.hpp"
 #include "xal_common/strings.hpp"
+#include "xalsupport/table.h"
 
 namespace xal::mock {
 
 namespace {
 
-constexpr const char* kVersion = "1.0.0";
+constexpr const char* kVersion = "1.1.0";
 
 // A configuration value through the core (the environment), or NULL.
 const char* config(const xal_backend_services_t* services, const char* key) {
@@ -180,7 +181,7 @@ xal_status_t device_get_metrics(xal_bdevice_t* device, xal_device_metrics_t* out
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
   return guarded(services_of(&d), "device_get_metrics", [&] {
-    constexpr size_t kFirstSize = offsetof(xal_device_metrics_t, job_memory_used_bytes);
+    constexpr size_t kFirstSize = XAL_DEVICE_METRICS_SIZE_1_0;
     check_not_null(out, "device_get_metrics: out_metrics");
     if (out->struct_size < kFirstSize)
       throw Error(XAL_ERROR_INVALID_ARGUMENT,
@@ -203,76 +204,29 @@ void* device_ptr_to_host(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes) 
   return as_device(device)->host_address(ptr, bytes);
 }
 
+// Every entry above is named after its table entry; the table is made from
+// the entry list (xalsupport/table.h).
+using namespace xal::support::absent_entries;
+
 namespace {
 
-const xal_backend_table_t kTable = {
-    .struct_size = sizeof(xal_backend_table_t),
-    .abi_major = XAL_ABI_VERSION_MAJOR,
-    .abi_minor = XAL_ABI_VERSION_MINOR,
-    .name = "mock",
-    .version = kVersion,
-    .init = init,
-    .shutdown = shutdown,
-    .describe = describe,
-    .device_count = device_count,
-    .device_get = device_get,
-    .device_get_properties = device_get_properties,
-    .device_synchronize = device_synchronize,
-    .device_reset = device_reset,
-    .device_get_health = device_get_health,
-    .device_get_metrics = device_get_metrics,
-    .mem_alloc = mem_alloc,
-    .mem_free = mem_free,
-    .mem_get_info = mem_get_info,
-    .host_alloc = host_alloc,
-    .host_free = host_free,
-    .host_register = host_register,
-    .host_unregister = host_unregister,
-    .stream_create = stream_create,
-    .stream_destroy = stream_destroy,
-    .stream_synchronize = stream_synchronize,
-    .stream_query = stream_query,
-    .stream_enqueue_host_func = stream_enqueue_host_func,
-    .memcpy_htod = memcpy_htod,
-    .memcpy_dtoh = memcpy_dtoh,
-    .memcpy_dtod = memcpy_dtod,
-    .memcpy_peer = memcpy_peer,
-    .memset = memset,
-    .event_create = event_create,
-    .event_destroy = event_destroy,
-    .event_record = event_record,
-    .stream_wait_event = stream_wait_event,
-    .event_synchronize = event_synchronize,
-    .event_query = event_query,
-    .event_elapsed_ms = event_elapsed_ms,
-    .module_load = module_load,
-    .module_unload = module_unload,
-    .kernel_get = kernel_get,
-    .kernel_launch = kernel_launch,
-    .comm_create = comm_create,
-    .comm_destroy = comm_destroy,
-    .comm_abort = comm_abort,
-    .comm_get_async_error = comm_get_async_error,
-    .group_start = group_start,
-    .group_end = group_end,
-    .allreduce = allreduce,
-    .broadcast = broadcast,
-    .reduce = reduce,
-    .allgather = allgather,
-    .reduce_scatter = reduce_scatter,
-    .alltoall = alltoall,
-    .device_ptr_to_host = device_ptr_to_host,
-    .get_extension = nullptr,
-};
+constexpr xal_backend_table_t make_table() {
+  xal_backend_table_t t = support::table_header("mock", kVersion);
+  XAL_SUPPORT_TABLE_FILL(t, xal::mock);
+  XAL_SUPPORT_TABLE_REQUIRE(xal::mock);
+  return t;
+}
+
+constexpr xal_backend_table_t kTable = make_table();
 
 }  // namespace
 
 }  // namespace xal::mock
 
-// The one exported symbol. The table is returned whatever the core's
-// version, so that the core can refuse another major with a clear reason.
+// The one exported symbol: the table, or NULL for a core of another major
+// (the loader then names both versions). Static storage; thread-safe.
 extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(
     uint32_t core_abi_version) {
-  (void)core_abi_version;
+  if (!xal_backend_abi_compatible(core_abi_version)) return nullptr;
   return &xal::mock::kTable;
 }

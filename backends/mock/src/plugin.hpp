@@ -127,4 +127,16 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t r
 xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, size_t count,
                       xal_dtype_t dtype, xal_bstream_t* stream);
 
+// ABI 1.1 interop (plugin_interop.cpp).
+xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes, uint32_t flags,
+                        xal_devptr_t* out_ptr);
+xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr);
+xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t flags,
+                           xal_bstream_t** out_stream);
+xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
+                         uint8_t* out_vendor);
+xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t bytes,
+                          int32_t owner_pid, xal_devptr_t* out_ptr);
+xal_status_t mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr);
+
 }  // namespace xal::mock

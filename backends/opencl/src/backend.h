@@ -54,6 +54,16 @@ class Registry {
     std::lock_guard lock(mutex_);
     for (auto& [raw, item] : items_) f(*item);
   }
+  // Calls f(item) under the lock when `key` is a live item (never
+  // dereferenced otherwise); false when it is not.
+  template <typename F>
+  bool visit(const void* key, F&& f) {
+    std::lock_guard lock(mutex_);
+    auto it = items_.find(static_cast<T*>(const_cast<void*>(key)));
+    if (it == items_.end()) return false;
+    f(*it->second);
+    return true;
+  }
 
  private:
   std::mutex mutex_;
@@ -71,7 +81,7 @@ struct Platform {
 
 // What OpenCL callbacks and host-function threads touch, shared
 // (shared_ptr) with them so that one that runs after stream_destroy or
-// backend_shutdown finds it alive: a copy of the entry points (the library
+// shutdown finds it alive: a copy of the entry points (the library
 // is never unloaded, see README) and the held-back buffer releases.
 struct CallbackShared {
   explicit CallbackShared(const ClApi& loaded) : api(loaded) {}

@@ -152,6 +152,9 @@ const void* get_extension(xal_backend_t* backend, const char* name) {
   if (name != nullptr && std::strcmp(name, XAL_OPENCL_REDUCE_EXTENSION) == 0) {
     return &kReduceExtension;
   }
+  if (name != nullptr && std::strcmp(name, XAL_OPENCL_NATIVE_EXTENSION) == 0) {
+    return native_extension();
+  }
   return nullptr;
 }
 

@@ -1,6 +1,7 @@
 // The one list of every OpenCL function the backend uses, as an X-macro:
 // X(kind, name) with kind REQUIRED (the backend is UNAVAILABLE without it)
-// or OPTIONAL (a feature is turned off without it). dynamic_symbols.h
+// or OPTIONAL (a feature is turned off without it: the last three, the
+// imports of src/interop.cpp). dynamic_symbols.h
 // expands it into the function-pointer table and the loader.
 #pragma once
 
@@ -45,4 +46,7 @@
   X(REQUIRED, clGetKernelInfo)            \
   X(REQUIRED, clEnqueueNDRangeKernel)     \
   X(OPTIONAL, clGetKernelArgInfo)         \
-  X(OPTIONAL, clCreateProgramWithIL)
+  X(OPTIONAL, clCreateProgramWithIL)      \
+  X(OPTIONAL, clGetMemObjectInfo)         \
+  X(OPTIONAL, clRetainMemObject)          \
+  X(OPTIONAL, clGetCommandQueueInfo)

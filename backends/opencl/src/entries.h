@@ -9,13 +9,13 @@ namespace xal::opencl {
 
 // What this backend has been run on: the table's support_note (shown when
 // init fails) and the start of describe's note.
-inline constexpr char kSupportNote[] =
+inline constexpr char support_note[] =
     "verified on PoCL (CPU) only, not yet on a GPU driver";
 
 // plugin.cpp: lifecycle and devices
-xal_status_t backend_init(const xal_backend_init_args_t* args, xal_backend_t** out_backend);
-xal_status_t backend_shutdown(xal_backend_t* backend);
-xal_status_t backend_describe(xal_backend_t* backend, xal_backend_describe_t* out);
+xal_status_t init(const xal_backend_init_args_t* args, xal_backend_t** out_backend);
+xal_status_t shutdown(xal_backend_t* backend);
+xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out);
 xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);
 xal_status_t device_get(xal_backend_t* backend, uint32_t index, xal_bdevice_t** out);
 xal_status_t device_get_properties(xal_bdevice_t* device, xal_device_properties_t* out);
@@ -33,7 +33,7 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src, siz
 xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t src, size_t bytes);
 xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device, xal_devptr_t dst,
                          xal_bdevice_t* src_device, xal_devptr_t src, size_t bytes);
-xal_status_t memset_bytes(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value, size_t bytes);
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value, size_t bytes);
 
 // stream.cpp: streams and host functions
 xal_status_t device_synchronize(xal_bdevice_t* device);
@@ -60,7 +60,17 @@ xal_status_t kernel_get(xal_bmodule_t* module, const char* name, xal_bkernel_t**
 xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
                            const xal_launch_config_t* config, void** args, size_t arg_count);
 
-// builtin_kernels.cpp: the "xal_opencl_reduce_v1" extension
+// builtin_kernels.cpp: the "xal_opencl_reduce_v1" extension, and the others
 const void* get_extension(xal_backend_t* backend, const char* name);
+
+// interop.cpp (ABI 1.1): imported buffers and queues, and the
+// "xal_opencl_native_v1" extension. OpenCL has no IPC: those entries stay
+// NULL (NOT_SUPPORTED).
+xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes, uint32_t flags,
+                        xal_devptr_t* out_ptr);
+xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr);
+xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t flags,
+                           xal_bstream_t** out_stream);
+const void* native_extension();
 
 }  // namespace xal::opencl

@@ -23,7 +23,7 @@ cl_int execution_status(const ClApi& api, cl_event ev, cl_int& status) {
 
 // A user event of one context that the completion of an event of another
 // context opens. Touches only what it shares: the callback may run after
-// backend_shutdown (the waiting queue finishes as soon as the gate is set).
+// shutdown (the waiting queue finishes as soon as the gate is set).
 struct Bridge {
   std::shared_ptr<CallbackShared> shared;
   cl_event gate = nullptr;

@@ -13,21 +13,32 @@ std::optional<xal_devptr_t> AddressSpace::insert(cl_mem mem, uint64_t bytes,
                                                  uint64_t limit, bool* over_limit) {
   *over_limit = false;
   if (bytes == 0 || bytes > size_) return std::nullopt;
-  const uint64_t reserved =
-      (bytes + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment;
   std::unique_lock lock(mutex_);
   if (bytes > limit || allocated_ > limit - bytes) {
     *over_limit = true;
     return std::nullopt;
   }
+  return place_locked(mem, bytes, false);
+}
+
+std::optional<xal_devptr_t> AddressSpace::insert_imported(cl_mem mem, uint64_t bytes) {
+  if (bytes == 0 || bytes > size_) return std::nullopt;
+  std::unique_lock lock(mutex_);
+  return place_locked(mem, bytes, true);
+}
+
+std::optional<xal_devptr_t> AddressSpace::place_locked(cl_mem mem, uint64_t bytes,
+                                                       bool imported) {
+  const uint64_t reserved =
+      (bytes + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment;
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     if (it->second < reserved) continue;
     const uint64_t start = it->first;
     const uint64_t rest = it->second - reserved;
     free_.erase(it);
     if (rest > 0) free_.emplace(start + reserved, rest);
-    live_.emplace(start, Allocation{mem, bytes, reserved});
-    allocated_ += bytes;
+    live_.emplace(start, Allocation{mem, bytes, reserved, imported});
+    if (!imported) allocated_ += bytes;
     return start;
   }
   return std::nullopt;
@@ -54,7 +65,7 @@ void AddressSpace::erase_locked(std::map<uint64_t, Allocation>::iterator it) {
   const uint64_t start = it->first;
   const Allocation a = it->second;
   live_.erase(it);
-  allocated_ -= a.bytes;
+  if (!a.imported) allocated_ -= a.bytes;
   release_range(start, a.reserved);
 }
 
@@ -77,6 +88,12 @@ std::optional<Resolved> AddressSpace::resolve(xal_devptr_t ptr, uint64_t bytes) 
     return std::nullopt;
   }
   return Resolved{it->second.mem, offset, it->first, it->second.bytes};
+}
+
+bool AddressSpace::imported_at(xal_devptr_t ptr) const {
+  std::shared_lock lock(mutex_);
+  const auto it = live_.find(ptr);
+  return it != live_.end() && it->second.imported;
 }
 
 uint64_t AddressSpace::allocated_bytes() const {

@@ -40,6 +40,12 @@ class AddressSpace {
   std::optional<xal_devptr_t> insert(cl_mem mem, uint64_t bytes, uint64_t limit,
                                      bool* over_limit);
 
+  // Places an imported buffer (memory xal does not own: xal_mem_import) of
+  // `bytes` the same way, outside the allocated total and its limit;
+  // nullopt when the address range is exhausted. The space then owns the
+  // reference (a retain of the caller's buffer).
+  std::optional<xal_devptr_t> insert_imported(cl_mem mem, uint64_t bytes);
+
   // Removes the allocation that starts at `ptr`; returns its cl_mem (the
   // caller releases it) or nullptr when no allocation starts there.
   cl_mem erase(xal_devptr_t ptr);
@@ -63,6 +69,9 @@ class AddressSpace {
   // allocation, else nullopt.
   std::optional<Resolved> resolve(xal_devptr_t ptr, uint64_t bytes) const;
 
+  // True when the allocation that starts at `ptr` is an imported buffer.
+  bool imported_at(xal_devptr_t ptr) const;
+
   uint64_t allocated_bytes() const;
   size_t allocation_count() const;
 
@@ -78,7 +87,10 @@ class AddressSpace {
     cl_mem mem;
     uint64_t bytes;     // requested
     uint64_t reserved;  // rounded to the alignment
+    bool imported;      // not counted in allocated_
   };
+  // A free aligned range for `mem` (needs unique lock); nullopt when none.
+  std::optional<xal_devptr_t> place_locked(cl_mem mem, uint64_t bytes, bool imported);
   void release_range(uint64_t start, uint64_t length);  // needs unique lock
   // Removes `it` from the live allocations (needs unique lock).
   void erase_locked(std::map<uint64_t, Allocation>::iterator it);
@@ -88,7 +100,7 @@ class AddressSpace {
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Allocation> live_;  // by start address
   std::map<uint64_t, uint64_t> free_;    // start -> length, coalesced
-  uint64_t allocated_ = 0;
+  uint64_t allocated_ = 0;  // of buffers xal allocated, not imported ones
 };
 
 }  // namespace xal::opencl

@@ -137,7 +137,7 @@ xal_status_t add_platform(xal_backend_s& b, cl_platform_id id,
 
 }  // namespace
 
-xal_status_t backend_init(const xal_backend_init_args_t* args,
+xal_status_t init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend) {
   const xal_backend_services_t* s = args != nullptr ? args->services : nullptr;
   return guarded(s, "opencl init", [&]() -> xal_status_t {
@@ -196,7 +196,7 @@ xal_status_t backend_init(const xal_backend_init_args_t* args,
   });
 }
 
-xal_status_t backend_shutdown(xal_backend_t* backend) {
+xal_status_t shutdown(xal_backend_t* backend) {
   const xal_backend_services_t* s = backend != nullptr ? backend->services : nullptr;
   return guarded(s, "opencl shutdown", [&]() -> xal_status_t {
     if (backend == nullptr) return XAL_ERROR_INVALID_HANDLE;
@@ -205,7 +205,7 @@ xal_status_t backend_shutdown(xal_backend_t* backend) {
   });
 }
 
-xal_status_t backend_describe(xal_backend_t* backend, xal_backend_describe_t* out) {
+xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
   return guarded(backend->services, "opencl describe", [&]() -> xal_status_t {
     common::copy_string(out->name, "opencl");
     const std::string driver =
@@ -213,7 +213,7 @@ xal_status_t backend_describe(xal_backend_t* backend, xal_backend_describe_t* ou
     common::copy_string(out->driver_version, driver);
     out->flags = 0;  // real drivers only
     // What this backend has been run on, first so that it is never cut.
-    std::string note = kSupportNote;
+    std::string note = support_note;
     for (const Platform& p : backend->platforms) {
       note += "; " + p.name + " (" + p.version + ")";
     }
@@ -244,6 +244,12 @@ xal_status_t device_get_properties(xal_bdevice_t* device, xal_device_properties_
   return guarded(device->backend->services, "device_get_properties", [&] {
     const Platform& p = device->backend->platforms[device->platform];
     fill_properties(device->info, p.device_count > 1, out);
+    // Interop, where the loader has the queries (interop.cpp); no IPC.
+    const ClApi& api = device->backend->api();
+    if (api.clGetMemObjectInfo != nullptr && api.clRetainMemObject != nullptr) {
+      out->capabilities |= XAL_DEVICE_CAP_MEM_IMPORT;
+    }
+    if (api.clGetCommandQueueInfo != nullptr) out->capabilities |= XAL_DEVICE_CAP_STREAM_IMPORT;
     return XAL_SUCCESS;
   });
 }

@@ -166,7 +166,7 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device, xal_d
   });
 }
 
-xal_status_t memset_bytes(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
+xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                           size_t bytes) {
   return guarded(services_of(stream), "memset", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;

@@ -21,6 +21,12 @@
 //                  counts through xal_fake_opencl_counts()
 //   two_platforms  as gates, with two platforms of one device each (two
 //                  contexts), for the cross-platform wait bridge
+// Buffers and queues are objects that know their context (and device),
+// counted by clRetain*/clRelease*, for the imports: clGetMemObjectInfo and
+// clGetCommandQueueInfo answer for live ones only (CL_INVALID_MEM_OBJECT,
+// CL_INVALID_COMMAND_QUEUE otherwise), and xal_fake_opencl_refs(object)
+// gives a live one's count (-1 for anything else). A queue made with
+// CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE says so.
 // In gates and two_platforms, xal_fake_opencl_set(knob, n) changes what
 // comes next (all 0 at each clCreateContext):
 //   fail_commands  the next n commands end with CL_OUT_OF_RESOURCES
@@ -51,6 +57,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,7 +76,6 @@ std::string mode() {
 int g_platform[2];
 int g_device[2];
 int g_context[2];
-int g_queue;
 
 bool runs_commands() {
   const std::string m = mode();
@@ -85,6 +91,19 @@ bool gates_like() {
 int platform_count() { return mode() == "two_platforms" ? 2 : 1; }
 
 }  // namespace
+
+// A buffer and a queue: what the imports ask of them, reference counted.
+struct _cl_mem {
+  cl_context context = nullptr;
+  size_t size = 0;
+  int refs = 1;  // under g_mutex
+};
+struct _cl_command_queue {
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  cl_command_queue_properties properties = 0;
+  int refs = 1;  // under g_mutex; released queues are kept (never freed)
+};
 
 // A command's event, reference counted.
 struct _cl_event {
@@ -109,6 +128,9 @@ int g_bad_releases = 0;
 int g_waiting_releases = 0;
 int g_user_events_created = 0;
 std::condition_variable g_user_event_created;
+// Live buffers and queues (under g_mutex).
+std::set<cl_mem> g_buffers;
+std::set<cl_command_queue> g_queues;
 
 // The knobs of xal_fake_opencl_set, under g_mutex.
 struct Knobs {
@@ -315,15 +337,46 @@ FAKE_EXPORT cl_context CL_API_CALL clCreateContext(const cl_context_properties*,
 
 FAKE_EXPORT cl_int CL_API_CALL clReleaseContext(cl_context) { return CL_SUCCESS; }
 
-FAKE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context, cl_device_id,
-                                                              cl_command_queue_properties,
-                                                              cl_int* rc) {
+FAKE_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(
+    cl_context context, cl_device_id device, cl_command_queue_properties properties,
+    cl_int* rc) {
+  auto* queue = new _cl_command_queue{context, device, properties, 1};
+  {
+    std::lock_guard lock(g_mutex);
+    g_queues.insert(queue);
+  }
   if (rc != nullptr) *rc = CL_SUCCESS;
-  return reinterpret_cast<cl_command_queue>(&g_queue);
+  return queue;
 }
 
-FAKE_EXPORT cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue) { return CL_SUCCESS; }
-FAKE_EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue) { return CL_SUCCESS; }
+FAKE_EXPORT cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue queue) {
+  std::lock_guard lock(g_mutex);
+  if (g_queues.count(queue) == 0) return CL_INVALID_COMMAND_QUEUE;
+  ++queue->refs;
+  return CL_SUCCESS;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue queue) {
+  std::lock_guard lock(g_mutex);
+  if (g_queues.count(queue) == 0) return CL_INVALID_COMMAND_QUEUE;
+  if (--queue->refs == 0) g_queues.erase(queue);
+  return CL_SUCCESS;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue queue,
+                                                     cl_command_queue_info param, size_t size,
+                                                     void* value, size_t* size_ret) {
+  std::lock_guard lock(g_mutex);
+  if (g_queues.count(queue) == 0) return CL_INVALID_COMMAND_QUEUE;
+  switch (param) {
+    case CL_QUEUE_CONTEXT: return put_value(queue->context, size, value, size_ret);
+    case CL_QUEUE_DEVICE: return put_value(queue->device, size, value, size_ret);
+    case CL_QUEUE_PROPERTIES: return put_value(queue->properties, size, value, size_ret);
+    case CL_QUEUE_REFERENCE_COUNT:
+      return put_value(static_cast<cl_uint>(queue->refs), size, value, size_ret);
+    default: return CL_INVALID_VALUE;
+  }
+}
 // Ends the held commands (of every queue: one is enough for the tests).
 FAKE_EXPORT cl_int CL_API_CALL clFinish(cl_command_queue) {
   {
@@ -426,14 +479,50 @@ FAKE_EXPORT cl_int CL_API_CALL clSetEventCallback(cl_event ev, cl_int,
   return CL_SUCCESS;
 }
 
-FAKE_EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context, cl_mem_flags, size_t, void*,
-                                              cl_int* rc) {
+FAKE_EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context context, cl_mem_flags, size_t size,
+                                              void*, cl_int* rc) {
+  auto* mem = new _cl_mem{context, size, 1};
   {
     std::lock_guard lock(g_mutex);
     ++g_live_buffers;
+    g_buffers.insert(mem);
   }
   if (rc != nullptr) *rc = CL_SUCCESS;
-  return reinterpret_cast<cl_mem>(new char);
+  return mem;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clRetainMemObject(cl_mem mem) {
+  std::lock_guard lock(g_mutex);
+  if (g_buffers.count(mem) == 0) return CL_INVALID_MEM_OBJECT;
+  ++mem->refs;
+  return CL_SUCCESS;
+}
+
+FAKE_EXPORT cl_int CL_API_CALL clGetMemObjectInfo(cl_mem mem, cl_mem_info param, size_t size,
+                                                  void* value, size_t* size_ret) {
+  std::lock_guard lock(g_mutex);
+  if (g_buffers.count(mem) == 0) return CL_INVALID_MEM_OBJECT;
+  switch (param) {
+    case CL_MEM_TYPE:
+      return put_value<cl_mem_object_type>(CL_MEM_OBJECT_BUFFER, size, value, size_ret);
+    case CL_MEM_CONTEXT: return put_value(mem->context, size, value, size_ret);
+    case CL_MEM_SIZE: return put_value(mem->size, size, value, size_ret);
+    case CL_MEM_REFERENCE_COUNT:
+      return put_value(static_cast<cl_uint>(mem->refs), size, value, size_ret);
+    default: return CL_INVALID_VALUE;
+  }
+}
+
+// The reference count of a live buffer or queue, else -1.
+FAKE_EXPORT int xal_fake_opencl_refs(const void* object) {
+  std::lock_guard lock(g_mutex);
+  for (cl_mem mem : g_buffers) {
+    if (mem == object) return mem->refs;
+  }
+  for (cl_command_queue queue : g_queues) {
+    if (queue == object) return queue->refs;
+  }
+  return -1;
 }
 
 FAKE_EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
@@ -447,9 +536,12 @@ FAKE_EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem mem) {
                                   [created] { return g_user_events_created != created; });
     --g_waiting_releases;
   }
-  delete reinterpret_cast<char*>(mem);
-  --g_live_buffers;
+  if (g_buffers.count(mem) == 0) return CL_INVALID_MEM_OBJECT;
   if (g_unset_user_events > 0) ++g_bad_releases;
+  if (--mem->refs > 0) return CL_SUCCESS;
+  g_buffers.erase(mem);
+  delete mem;
+  --g_live_buffers;
   return CL_SUCCESS;
 }
 

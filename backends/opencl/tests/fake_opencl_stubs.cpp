@@ -29,6 +29,9 @@
 #define clEnqueueReadBuffer xal_fake_unused_clEnqueueReadBuffer
 #define clEnqueueWriteBuffer xal_fake_unused_clEnqueueWriteBuffer
 #define clEnqueueCopyBuffer xal_fake_unused_clEnqueueCopyBuffer
+#define clRetainMemObject xal_fake_unused_clRetainMemObject
+#define clGetMemObjectInfo xal_fake_unused_clGetMemObjectInfo
+#define clGetCommandQueueInfo xal_fake_unused_clGetCommandQueueInfo
 
 #include "cl_symbols.h"
 

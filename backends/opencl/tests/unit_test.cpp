@@ -126,6 +126,29 @@ TEST(AddressSpace, LimitAndExhaustion) {
   EXPECT_EQ(space.allocated_bytes(), 0u);
 }
 
+// Imported buffers take addresses like allocations but count against
+// neither the allocated total nor its limit.
+TEST(AddressSpace, ImportsAreOutsideTheAllocatedTotal) {
+  AddressSpace space(uint64_t{1} << kAddressSpaceShift, 8192);
+  bool over = false;
+  auto a = space.insert(fake(1), 1000, 1000, &over);
+  ASSERT_TRUE(a);
+  auto i = space.insert_imported(fake(2), 3000);
+  ASSERT_TRUE(i);
+  EXPECT_NE(*i, *a);
+  EXPECT_EQ(space.allocated_bytes(), 1000u);
+  auto r = space.resolve(*i + 100, 2900);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->mem, fake(2));
+  EXPECT_FALSE(space.resolve(*i, 3001));
+  EXPECT_FALSE(space.insert_imported(fake(3), 0));
+  EXPECT_FALSE(space.insert_imported(fake(3), 8192));  // no room left
+  EXPECT_EQ(space.erase(*i), fake(2));
+  EXPECT_EQ(space.allocated_bytes(), 1000u);
+  EXPECT_EQ(space.erase(*a), fake(1));
+  EXPECT_EQ(space.allocated_bytes(), 0u);
+}
+
 // A release that fails leaves the allocation live (the free is retried);
 // one that succeeds removes it.
 TEST(AddressSpace, ReleaseRemovesOnlyWhatWasReleased) {

@@ -38,7 +38,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define XAL_ABI_VERSION_MAJOR 1
-#define XAL_ABI_VERSION_MINOR 0
+#define XAL_ABI_VERSION_MINOR 1
 #define XAL_ABI_VERSION \
   ((uint32_t)((XAL_ABI_VERSION_MAJOR << 16) | XAL_ABI_VERSION_MINOR))
 #define XAL_ABI_MAJOR(v) ((uint32_t)(v) >> 16)
@@ -180,6 +180,9 @@ typedef struct xal_backend_info_t {
   char note[256];
 } xal_backend_info_t;
 
+/* sizeof(xal_backend_info_t) in ABI 1.0 (through driver_version). */
+#define XAL_BACKEND_INFO_SIZE_1_0 offsetof(xal_backend_info_t, note)
+
 /* Number of backends considered by xal_init (loaded or not). */
 XAL_API xal_status_t xal_backend_count(uint32_t* out_count);
 
@@ -208,6 +211,11 @@ typedef enum xal_device_kind_e {
 #define XAL_DEVICE_CAP_RESET (1ull << 6)          /* xal_device_reset */
 #define XAL_DEVICE_CAP_SIMULATED (1ull << 7)      /* not real hardware */
 #define XAL_DEVICE_CAP_PARTITION (1ull << 8)      /* a partition of a card */
+/* ABI 1.1 */
+#define XAL_DEVICE_CAP_MEM_IMPORT (1ull << 9)     /* xal_mem_import */
+#define XAL_DEVICE_CAP_STREAM_IMPORT (1ull << 10) /* xal_stream_import */
+#define XAL_DEVICE_CAP_IPC (1ull << 11)           /* xal_mem_*_ipc_handle */
+#define XAL_DEVICE_CAP_HOST_POINTERS (1ull << 12) /* XAL_MEM_IMPORT_HOST */
 
 typedef struct xal_device_properties_t {
   size_t struct_size;
@@ -329,6 +337,10 @@ typedef struct xal_device_metrics_t {
   uint32_t reserved0;
 } xal_device_metrics_t;
 
+/* sizeof(xal_device_metrics_t) in ABI 1.0 (through xal_errors). */
+#define XAL_DEVICE_METRICS_SIZE_1_0 \
+  offsetof(xal_device_metrics_t, job_memory_used_bytes)
+
 XAL_API xal_status_t xal_device_get_metrics(xal_device_t device,
                                             xal_device_metrics_t* out_metrics);
 
@@ -339,7 +351,20 @@ typedef struct xal_job_process_t {
   uint32_t is_self;      /* 1 for the calling process */
   uint64_t memory_bytes; /* device memory it holds through xal */
   uint64_t limit_bytes;  /* the limit it set, 0: none */
+  /* ABI 1.1, job usage: what the process did on the device through xal,
+   * as it last published it (about every 100 ms). */
+  uint64_t busy_ns;             /* device time of its work (partitions) */
+  double utilization_percent;   /* of its last window of about 1 s */
+  uint64_t bytes_copied;        /* htod, dtoh, dtod and peer together */
+  uint64_t collective_calls;
+  uint64_t collective_bytes;
+  uint64_t allocations;         /* live allocations */
+  uint64_t errors;              /* failed calls on the device */
 } xal_job_process_t;
+
+/* sizeof(xal_job_process_t) before the job usage fields (through
+ * limit_bytes); xal_device_get_job_processes accepts it. */
+#define XAL_JOB_PROCESS_SIZE_MEMORY offsetof(xal_job_process_t, busy_ns)
 
 /* The live processes of the job (XAL_QUOTA_LEDGER) that hold memory or a
  * limit on `device`, as nvidia-smi lists a card's processes. Writes up to
@@ -351,6 +376,40 @@ typedef struct xal_job_process_t {
 XAL_API xal_status_t xal_device_get_job_processes(xal_device_t device, uint32_t capacity,
                                                   xal_job_process_t* out_processes,
                                                   uint32_t* out_count);
+
+/* ABI 1.1: one row of a job's shared ledger, as xal_ledger_read gives it:
+ * a device's job-wide figures (pid 0) or one live process's. */
+typedef struct xal_ledger_row_t {
+  size_t struct_size;          /* sizeof(xal_ledger_row_t), set by the caller */
+  uint8_t uuid[16];            /* the card's or partition's uuid */
+  char device_name[64];        /* its name, as the job's first process saw it */
+  int32_t pid;                 /* 0: the job's row for the device */
+  uint32_t compute_percent;    /* the partition's compute share, 0: none */
+  uint32_t processes;          /* job row: live processes; else 1 */
+  uint32_t reserved0;
+  uint64_t memory_bytes;       /* held through xal */
+  uint64_t limit_bytes;        /* job row: the limit in force; 0: none */
+  uint64_t busy_ns;            /* device time; job row: every process that
+                                * drew from the share, ended ones too */
+  double utilization_percent;  /* of the last window of about 1 s */
+  uint64_t bytes_copied;       /* job row: sums of its live processes */
+  uint64_t collective_calls;
+  uint64_t collective_bytes;
+  uint64_t allocations;
+  uint64_t errors;
+} xal_ledger_row_t;
+
+/* Reads the shared ledger `name` (XAL_QUOTA_LEDGER of a job of the calling
+ * user, /dev/shm/xal-ledger-<uid>-<name>) without joining it: for each
+ * device with a live process of the job, its job row, then one row per
+ * process. Entries of dead processes are reclaimed first. Writes up to
+ * `capacity` rows (stride out_rows[0].struct_size; out_rows may be NULL
+ * when capacity is 0) and the number of rows, which may exceed capacity, to
+ * *out_count. Needs no xal_init. INVALID_ARGUMENT for a bad name, a ledger
+ * that does not exist, of another user or open to others; ABI_MISMATCH for
+ * a ledger of another layout (a newer or older xal). Thread-safe. */
+XAL_API xal_status_t xal_ledger_read(const char* name, uint32_t capacity,
+                                     xal_ledger_row_t* out_rows, uint32_t* out_count);
 
 /* Partitions: one card split into virtual devices (as MIG or HAMi do), each
  * with its own memory quota, streams, counters and compute share. They are
@@ -596,6 +655,83 @@ XAL_API xal_status_t xal_reduce_scatter(xal_comm_t comm, xal_devptr_t send,
 XAL_API xal_status_t xal_alltoall(xal_comm_t comm, xal_devptr_t send,
                                   xal_devptr_t recv, size_t count,
                                   xal_dtype_t dtype, xal_stream_t stream);
+
+/* ------------------------------------------------------------------------ */
+/* Interop (ABI 1.1): memory, streams and host memory that a framework       */
+/* owns, and device memory shared between the processes of one host          */
+/* (docs/ABI.md, "Ownership of imported objects")                            */
+/* ------------------------------------------------------------------------ */
+
+/* `native` is a host pointer (devices with XAL_DEVICE_CAP_HOST_POINTERS,
+ * whose memory is host memory: the mock), not a vendor device pointer. */
+#define XAL_MEM_IMPORT_HOST 0x1u
+
+/* Wraps `bytes` (> 0) of memory the caller allocated through the vendor's
+ * API on `device` -- a CUdeviceptr, hipDeviceptr_t, Level Zero device or
+ * shared pointer, cl_mem, a mock device address, or with
+ * XAL_MEM_IMPORT_HOST a host pointer -- as a device pointer that copies,
+ * memset, kernels and collectives accept, with bounds checked against
+ * `bytes`. xal does not own the memory: xal_mem_free forgets the import and
+ * leaves the memory to its owner, who must keep it alive until then.
+ * Imported memory does not count against quotas. A range that overlaps a
+ * live allocation or import of the device gives INVALID_ARGUMENT; memory
+ * the backend can tell is not the device's gives INVALID_ARGUMENT;
+ * NOT_SUPPORTED without XAL_DEVICE_CAP_MEM_IMPORT. Thread-safe. */
+XAL_API xal_status_t xal_mem_import(xal_device_t device, uint64_t native,
+                                    size_t bytes, uint32_t flags,
+                                    xal_devptr_t* out_ptr);
+
+/* Registers `bytes` of caller-owned host memory with every loaded backend
+ * (page-locked where the vendor can: cuMemHostRegister, hipHostRegister,
+ * ...), so that copies and staged collectives use it directly. The memory
+ * stays the caller's; unregister it before freeing it. A range that
+ * overlaps a registered range or xal_host_alloc memory gives
+ * INVALID_ARGUMENT. `flags` is 0. Thread-safe. */
+XAL_API xal_status_t xal_host_register(void* ptr, size_t bytes,
+                                       uint32_t flags);
+/* Undoes xal_host_register(ptr, ...); INVALID_ARGUMENT for a pointer that
+ * does not start a registered range. Thread-safe. */
+XAL_API xal_status_t xal_host_unregister(void* ptr);
+
+/* Adopts a native stream (CUstream, hipStream_t, a Level Zero immediate
+ * command list, a cl_command_queue; on the mock the native handle of one
+ * of its streams, xal_handle_get_native) of `device`, so that xal's copies
+ * and collectives are ordered with the framework's work on it. The caller
+ * owns the returned handle; xal_stream_destroy releases xal's wrapper and
+ * leaves the native stream alive. `flags` is 0. NOT_SUPPORTED without
+ * XAL_DEVICE_CAP_STREAM_IMPORT. Thread-safe. */
+XAL_API xal_status_t xal_stream_import(xal_device_t device, uint64_t native,
+                                       uint32_t flags,
+                                       xal_stream_t* out_stream);
+
+#define XAL_IPC_HANDLE_SIZE 128
+/* Names device memory for another process of the same host. Opaque; copy
+ * it as bytes (a pipe, a file, a store). */
+typedef struct xal_ipc_handle_t {
+  uint8_t bytes[XAL_IPC_HANDLE_SIZE];
+} xal_ipc_handle_t;
+
+/* Writes a handle for the allocation that starts at `ptr` (made by
+ * xal_mem_alloc on `device`; not imported or opened memory). The memory
+ * stays this process's: freeing it, or this process ending, ends what the
+ * handle names. NOT_SUPPORTED without XAL_DEVICE_CAP_IPC. Thread-safe. */
+XAL_API xal_status_t xal_mem_get_ipc_handle(xal_device_t device,
+                                            xal_devptr_t ptr,
+                                            xal_ipc_handle_t* out_handle);
+/* Maps the memory a handle names on `device` (of the handle's backend) and
+ * writes its address and size (out_bytes may be NULL). A handle that is
+ * not one, of another backend or host, of this very process, or whose
+ * exporter has ended gives INVALID_ARGUMENT with the reason. Close it with
+ * xal_mem_close_ipc_handle (xal_mem_free refuses it). `flags` is 0.
+ * Thread-safe. */
+XAL_API xal_status_t xal_mem_open_ipc_handle(xal_device_t device,
+                                             const xal_ipc_handle_t* handle,
+                                             uint32_t flags,
+                                             xal_devptr_t* out_ptr,
+                                             size_t* out_bytes);
+/* Unmaps memory opened by xal_mem_open_ipc_handle. Thread-safe. */
+XAL_API xal_status_t xal_mem_close_ipc_handle(xal_device_t device,
+                                              xal_devptr_t ptr);
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */

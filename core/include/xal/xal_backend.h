@@ -264,8 +264,127 @@ struct xal_backend_table_t {
    * should begin with the same words, is shown instead). */
   const char* support_note;
 
-  /* New entries go here, at the end, with a minor version bump. */
+  /* --- added in 1.1: interop (optional) ------------------------------- */
+  /* Wraps memory the caller allocated through the vendor API (`native`: a
+   * CUdeviceptr, hipDeviceptr_t, Level Zero pointer, cl_mem, or with
+   * XAL_MEM_IMPORT_HOST a host pointer on a host-addressable device) of
+   * `bytes` as a device pointer of `device`, which the backend does not own.
+   * The core has checked that bytes > 0 and the flags are known. */
+  xal_status_t (*mem_import)(xal_bdevice_t* device, uint64_t native,
+                             size_t bytes, uint32_t flags,
+                             xal_devptr_t* out_ptr);
+  /* Forgets an import; the memory itself stays the caller's. Required when
+   * mem_import is set. Releases whatever it returns. */
+  xal_status_t (*mem_import_release)(xal_bdevice_t* device, xal_devptr_t ptr);
+  /* Adopts a native stream or queue (CUstream, hipStream_t, a Level Zero
+   * immediate command list, a cl_command_queue; on the mock the
+   * xal_bstream_t* of one of its streams). stream_destroy of the result
+   * releases only the backend's wrapper; the native stream stays alive. */
+  xal_status_t (*stream_import)(xal_bdevice_t* device, uint64_t native,
+                                uint32_t flags, xal_bstream_t** out_stream);
+  /* Writes the vendor part (XAL_IPC_VENDOR_BYTES) of an IPC handle for the
+   * allocation [ptr, ptr+bytes) made by mem_alloc. The core writes and
+   * checks the rest of xal_ipc_handle_t (backend, host, owner process). */
+  xal_status_t (*mem_ipc_get)(xal_bdevice_t* device, xal_devptr_t ptr,
+                              size_t bytes, uint8_t* out_vendor);
+  /* Maps the memory of another process's handle (vendor part, `bytes`
+   * long, exported by process `owner_pid` of this host) on `device`. */
+  xal_status_t (*mem_ipc_open)(xal_bdevice_t* device, const uint8_t* vendor,
+                               size_t bytes, int32_t owner_pid,
+                               xal_devptr_t* out_ptr);
+  /* Unmaps what mem_ipc_open mapped. Required when mem_ipc_open is set.
+   * Releases whatever it returns. */
+  xal_status_t (*mem_ipc_close)(xal_bdevice_t* device, xal_devptr_t ptr);
+
+  /* New entries go here, at the end, with a minor version bump, and one
+   * line in XAL_BACKEND_ENTRIES below. */
 };
+
+/* ------------------------------------------------------------------------ */
+/* The table's entries as data                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Every member of xal_backend_table_t after `version`, in table order:
+ *   X(name, presence, minor)
+ * presence: XAL_ENTRY_REQUIRED (a table without it is refused),
+ * XAL_ENTRY_OPTIONAL (NULL means NOT_SUPPORTED or the core's fallback) or
+ * XAL_ENTRY_DATA (a value, not a function); minor: the ABI 1.x minor that
+ * added it. The loader's checks, the fault backend's wrappers and the
+ * backends' tables (xalsupport/table.hpp) are made from this list, and a
+ * compile-time check in the core holds it to the struct above. A new entry
+ * is one member at the end of the struct and one line at the end here. */
+#define XAL_ENTRY_REQUIRED 1
+#define XAL_ENTRY_OPTIONAL 0
+#define XAL_ENTRY_DATA 2
+
+#define XAL_BACKEND_ENTRIES(X)                       \
+  X(init, XAL_ENTRY_REQUIRED, 0)                     \
+  X(shutdown, XAL_ENTRY_REQUIRED, 0)                 \
+  X(describe, XAL_ENTRY_OPTIONAL, 0)                 \
+  X(device_count, XAL_ENTRY_REQUIRED, 0)             \
+  X(device_get, XAL_ENTRY_REQUIRED, 0)               \
+  X(device_get_properties, XAL_ENTRY_REQUIRED, 0)    \
+  X(device_synchronize, XAL_ENTRY_REQUIRED, 0)       \
+  X(device_reset, XAL_ENTRY_OPTIONAL, 0)             \
+  X(device_get_health, XAL_ENTRY_OPTIONAL, 0)        \
+  X(device_get_metrics, XAL_ENTRY_OPTIONAL, 0)       \
+  X(mem_alloc, XAL_ENTRY_REQUIRED, 0)                \
+  X(mem_free, XAL_ENTRY_REQUIRED, 0)                 \
+  X(mem_get_info, XAL_ENTRY_REQUIRED, 0)             \
+  X(host_alloc, XAL_ENTRY_OPTIONAL, 0)               \
+  X(host_free, XAL_ENTRY_OPTIONAL, 0)                \
+  X(host_register, XAL_ENTRY_OPTIONAL, 0)            \
+  X(host_unregister, XAL_ENTRY_OPTIONAL, 0)          \
+  X(stream_create, XAL_ENTRY_REQUIRED, 0)            \
+  X(stream_destroy, XAL_ENTRY_REQUIRED, 0)           \
+  X(stream_synchronize, XAL_ENTRY_REQUIRED, 0)       \
+  X(stream_query, XAL_ENTRY_REQUIRED, 0)             \
+  X(stream_enqueue_host_func, XAL_ENTRY_OPTIONAL, 0) \
+  X(memcpy_htod, XAL_ENTRY_REQUIRED, 0)              \
+  X(memcpy_dtoh, XAL_ENTRY_REQUIRED, 0)              \
+  X(memcpy_dtod, XAL_ENTRY_REQUIRED, 0)              \
+  X(memcpy_peer, XAL_ENTRY_OPTIONAL, 0)              \
+  X(memset, XAL_ENTRY_REQUIRED, 0)                   \
+  X(event_create, XAL_ENTRY_REQUIRED, 0)             \
+  X(event_destroy, XAL_ENTRY_REQUIRED, 0)            \
+  X(event_record, XAL_ENTRY_REQUIRED, 0)             \
+  X(stream_wait_event, XAL_ENTRY_REQUIRED, 0)        \
+  X(event_synchronize, XAL_ENTRY_REQUIRED, 0)        \
+  X(event_query, XAL_ENTRY_REQUIRED, 0)              \
+  X(event_elapsed_ms, XAL_ENTRY_REQUIRED, 0)         \
+  X(module_load, XAL_ENTRY_OPTIONAL, 0)              \
+  X(module_unload, XAL_ENTRY_OPTIONAL, 0)            \
+  X(kernel_get, XAL_ENTRY_OPTIONAL, 0)               \
+  X(kernel_launch, XAL_ENTRY_OPTIONAL, 0)            \
+  X(comm_create, XAL_ENTRY_OPTIONAL, 0)              \
+  X(comm_destroy, XAL_ENTRY_OPTIONAL, 0)             \
+  X(comm_abort, XAL_ENTRY_OPTIONAL, 0)               \
+  X(comm_get_async_error, XAL_ENTRY_OPTIONAL, 0)     \
+  X(group_start, XAL_ENTRY_OPTIONAL, 0)              \
+  X(group_end, XAL_ENTRY_OPTIONAL, 0)                \
+  X(allreduce, XAL_ENTRY_OPTIONAL, 0)                \
+  X(broadcast, XAL_ENTRY_OPTIONAL, 0)                \
+  X(reduce, XAL_ENTRY_OPTIONAL, 0)                   \
+  X(allgather, XAL_ENTRY_OPTIONAL, 0)                \
+  X(reduce_scatter, XAL_ENTRY_OPTIONAL, 0)           \
+  X(alltoall, XAL_ENTRY_OPTIONAL, 0)                 \
+  X(device_ptr_to_host, XAL_ENTRY_OPTIONAL, 0)       \
+  X(get_extension, XAL_ENTRY_OPTIONAL, 0)            \
+  X(support_note, XAL_ENTRY_DATA, 1)                 \
+  X(mem_import, XAL_ENTRY_OPTIONAL, 1)               \
+  X(mem_import_release, XAL_ENTRY_OPTIONAL, 1)       \
+  X(stream_import, XAL_ENTRY_OPTIONAL, 1)            \
+  X(mem_ipc_get, XAL_ENTRY_OPTIONAL, 1)              \
+  X(mem_ipc_open, XAL_ENTRY_OPTIONAL, 1)             \
+  X(mem_ipc_close, XAL_ENTRY_OPTIONAL, 1)
+
+/* The table's size in ABI 1.0: every entry through get_extension. A plugin
+ * built against the 1.0 headers returns a table of this size. */
+#define XAL_BACKEND_TABLE_SIZE_1_0 \
+  (offsetof(xal_backend_table_t, get_extension) + sizeof(void*))
+
+/* Vendor bytes of an IPC handle that mem_ipc_get may write. */
+#define XAL_IPC_VENDOR_BYTES 64
 
 /* ------------------------------------------------------------------------ */
 /* Introspection, exported by libxal: for the conformance suite and          */
@@ -283,6 +402,14 @@ XAL_API xal_status_t xal_backend_get_native(uint32_t index,
 XAL_API xal_status_t xal_handle_get_native(const void* handle,
                                            const xal_backend_table_t** out_table,
                                            void** out_native);
+
+/* The check every plugin's xal_backend_get makes first, the same way:
+ * returns 1 when the plugin can serve a core of `core_abi_version` (same
+ * major; any minor, older or newer), else 0, and the plugin then returns
+ * NULL, which the loader reports as an ABI mismatch naming both versions. */
+static inline int xal_backend_abi_compatible(uint32_t core_abi_version) {
+  return XAL_ABI_MAJOR(core_abi_version) == XAL_ABI_VERSION_MAJOR;
+}
 
 /* The one symbol a plugin exports. */
 typedef const xal_backend_table_t* (*xal_backend_get_fn)(

@@ -419,7 +419,13 @@ struct ExportedTable {
 ExportedTable make_exported() {
   ExportedTable e{};
   e.table = make_table();
-#if defined(TESTDEV_TRUNCATED)
+#if defined(TESTDEV_ABI_1_0)
+  // What a plugin built against the 1.0 headers exports: minor 0 and the
+  // table through get_extension (no support note, no interop entries).
+  e.table.abi_minor = 0;
+  e.table.struct_size = XAL_BACKEND_TABLE_SIZE_1_0;
+  e.table.mem_import = reinterpret_cast<decltype(e.table.mem_import)>(0x1);  // past its end
+#elif defined(TESTDEV_TRUNCATED)
   // An older plugin: only the required entries.
   e.table.struct_size = XAL_BACKEND_TABLE_MIN_SIZE;
 #elif defined(TESTDEV_NEWER_MINOR)
@@ -427,6 +433,7 @@ ExportedTable make_exported() {
   e.table.struct_size = sizeof(ExportedTable);
 #elif defined(TESTDEV_MAJOR2)
   e.table.abi_major = XAL_ABI_VERSION_MAJOR + 1;
+  e.table.abi_minor = 0;  // "ABI 2.0"
 #elif defined(TESTDEV_TINY)
   // A table that stops before the required event entries.
   e.table.struct_size = XAL_BACKEND_TABLE_MIN_SIZE - 2 * sizeof(void*);

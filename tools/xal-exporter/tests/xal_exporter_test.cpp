@@ -21,12 +21,14 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "job_worker.hpp"
 #include "prom_parser.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 using xal::exporter::test::ChildProcess;
+using xal::exporter::test::JobWorker;
 using xal::exporter::test::Parsed;
 using xal::exporter::test::parse_exposition;
 
@@ -443,6 +445,9 @@ TEST(GrafanaDashboard, ParsesAndQueriesOnlyExportedMetrics) {
   EXPECT_TRUE(vars.count("datasource") && vars.count("instance") &&
               vars.count("backend") && vars.count("device"));
 
+  // A job with a shared ledger, so that the per-job families are served.
+  JobWorker job("xal-dashboard-test-" + std::to_string(getpid()), 8.0);
+  ASSERT_TRUE(job.ready());
   const auto [code, output] = run_exporter({"--once"});
   ASSERT_EQ(code, 0) << output;
   const Parsed p = parse_exposition(output);

@@ -4,6 +4,16 @@
 #include <nlohmann/json.hpp>
 
 namespace xal::faulttool {
+namespace {
+
+// The string `key` of a log line, or `fallback` when it is absent or not a
+// string (a damaged line must not stop the summary).
+std::string text(const nlohmann::json& j, const char* key, const char* fallback) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+}  // namespace
 
 LogSummary summarize_log(const std::string& path) {
   LogSummary s;
@@ -19,16 +29,16 @@ LogSummary summarize_log(const std::string& path) {
     }
     if (j.contains("event")) {
       if (j["event"] == "start_failed") {
-        s.start_failures.push_back(j.value("reason", std::string("(no reason given)")));
+        s.start_failures.push_back(text(j, "reason", "(no reason given)"));
       }
       continue;
     }
     ++s.injections;
-    auto& r = s.rules[j.value("rule", std::string("?"))];
+    auto& r = s.rules[text(j, "rule", "?")];
     ++r.fired;
-    ++r.operations[j.value("operation", std::string("?"))];
-    std::string what = j.value("action", std::string("?"));
-    const std::string status = j.value("status", std::string());
+    ++r.operations[text(j, "operation", "?")];
+    std::string what = text(j, "action", "?");
+    const std::string status = text(j, "status", "");
     if (!status.empty() && status != "XAL_SUCCESS") what += " " + status;
     ++r.actions[what];
   }

@@ -1,6 +1,7 @@
 // Runs xal-smi against the mock backend: the table, --json, --watch and bad
 // options.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -309,7 +310,58 @@ TEST(XalSmi, UnreadableDeviceDoesNotHideTheOthers) {
   EXPECT_NE(t.output.find("device 0: cannot be read: xal_device_get_properties failed"),
             std::string::npos)
       << t.output;
-  EXPECT_EQ(count_of(t.output, "Mock NVIDIA A100"), 1u) << t.output;
+  // In the device table: the jobs table below it lists the ledgers of
+  // whatever else of this user runs now (other tests among them).
+  EXPECT_EQ(count_of(t.output.substr(0, t.output.find("\nJobs (")), "Mock NVIDIA A100"), 1u)
+      << t.output;
+}
+
+// A process of a job (XAL_QUOTA_LEDGER, a 40% partition) copies; xal-smi,
+// a process of its own without the ledger, shows the job and the process
+// from the job's shared ledger.
+TEST(XalSmi, ShowsEachJobAndItsProcessesFromTheLedgers) {
+  const std::string job = "xal-smi-test-" + std::to_string(getpid());
+  const pid_t worker = fork();
+  ASSERT_GE(worker, 0);
+  if (worker == 0) {
+    for (const char* v : {"XAL_MOCK_DEVICES", "XAL_MEMORY_LIMIT", "XAL_DEVICE_SELECTOR",
+                          "XAL_FAULT_PLAN", "XAL_FAULTS"})
+      unsetenv(v);
+    setenv("XAL_BACKENDS", XAL_MOCK_PLUGIN, 1);
+    setenv("XAL_PARTITIONS", "mock:0=1GiB@40%,1GiB@60%", 1);
+    setenv("XAL_QUOTA_LEDGER", job.c_str(), 1);
+    if (!freopen("/dev/null", "w", stdout)) _exit(126);
+    // Device 2: the two default mock cards, then card 0's partitions.
+    execl(XAL_JOB_WORKER_EXE, XAL_JOB_WORKER_EXE, "2", "8", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  usleep(1800 * 1000);  // published every 100 ms; utilization windows of 1 s
+  const Result r = run_smi("--json");
+  const Result t = run_smi("");
+  kill(worker, SIGKILL);
+  waitpid(worker, nullptr, 0);
+  unlink(("/dev/shm/xal-ledger-" + std::to_string(getuid()) + "-" + job).c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json doc = parse_json(r.output);
+  const nlohmann::json* mine = nullptr;
+  for (const auto& j : doc.at("jobs"))
+    if (j.at("name") == job) mine = &j;
+  ASSERT_NE(mine, nullptr) << doc.at("jobs").dump(2);
+  EXPECT_TRUE(mine->at("error").is_null());
+  ASSERT_EQ(mine->at("devices").size(), 1u) << mine->dump(2);  // idle ones left out
+  const auto& dev = mine->at("devices")[0];
+  EXPECT_EQ(dev.at("compute_percent"), 40);
+  EXPECT_EQ(dev.at("process_count"), 1);
+  EXPECT_NE(dev.at("name").get<std::string>().find("[part 1/2]"), std::string::npos);
+  EXPECT_GT(dev.at("utilization_percent").get<double>(), 0.0);
+  ASSERT_EQ(dev.at("processes").size(), 1u);
+  EXPECT_EQ(dev["processes"][0].at("pid"), worker);
+  EXPECT_EQ(dev["processes"][0].at("memory_bytes"), 1048576);
+  EXPECT_GT(dev["processes"][0].at("bytes_copied").get<uint64_t>(), 0u);
+  // The table has a Jobs section with the job and the process.
+  EXPECT_NE(t.output.find("Jobs (shared ledgers"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find(job), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find(std::to_string(worker)), std::string::npos) << t.output;
 }
 
 TEST(XalSmi, MissingBackendIsReportedNotFatal) {

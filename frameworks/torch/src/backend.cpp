@@ -1,0 +1,609 @@
+#include "backend.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "shm_transport.hpp"
+#include "xal_runtime.hpp"
+
+namespace xal::torch_backend {
+
+namespace {
+
+constexpr size_t kDefaultSlotBytes = size_t{1} << 20;
+constexpr const char* kShmKey = "xal/shm_name";
+
+size_t slot_bytes_from_env() {
+  const char* v = std::getenv("XAL_TORCH_SHM_SLOT_BYTES");
+  if (!v || !*v) return kDefaultSlotBytes;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  TORCH_CHECK(end != v && *end == '\0' && n >= 4096 && n <= (1ull << 30),
+              "xal: XAL_TORCH_SHM_SLOT_BYTES=", v, " is not a byte count in [4096, 1 GiB]");
+  return static_cast<size_t>(n);
+}
+
+std::string unique_shm_name() {
+  std::random_device rd;
+  const uint64_t a = (uint64_t{rd()} << 32) ^ rd();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "/xal_torch_%d_%016llx", static_cast<int>(getpid()),
+                static_cast<unsigned long long>(a));
+  return buf;
+}
+
+// Every tensor a call takes: a dense CPU tensor.
+void check_tensor(const at::Tensor& t, const char* op) {
+  TORCH_CHECK(t.defined(), "xal: ", op, " got an undefined tensor");
+  if (!t.device().is_cpu())
+    C10_THROW_ERROR(NotImplementedError,
+                    std::string("xal: ") + op + " got a tensor on " + t.device().str() +
+                        ": the torch backend runs CPU tensors only so far (CUDA tensors through "
+                        "xal_mem_import on torch's stream are not implemented)");
+  TORCH_CHECK(t.layout() == at::kStrided, "xal: ", op, " supports dense tensors only, got ",
+              t.layout());
+}
+
+void check_tensors(const std::vector<at::Tensor>& ts, const char* op) {
+  for (const at::Tensor& t : ts) check_tensor(t, op);
+}
+
+const char* op_text(c10d::ReduceOp::RedOpType op) {
+  switch (op) {
+    case c10d::ReduceOp::SUM: return "SUM";
+    case c10d::ReduceOp::AVG: return "AVG";
+    case c10d::ReduceOp::PRODUCT: return "PRODUCT";
+    case c10d::ReduceOp::MIN: return "MIN";
+    case c10d::ReduceOp::MAX: return "MAX";
+    case c10d::ReduceOp::BAND: return "BAND";
+    case c10d::ReduceOp::BOR: return "BOR";
+    case c10d::ReduceOp::BXOR: return "BXOR";
+    case c10d::ReduceOp::PREMUL_SUM: return "PREMUL_SUM";
+    default: return "UNUSED";
+  }
+}
+
+// A reduction as xal runs it, decided in the caller's thread so that an
+// unsupported op or dtype raises at the call.
+struct Reduction {
+  xal_dtype_t dtype = XAL_DTYPE_F32;
+  xal_op_t op = XAL_OP_SUM;
+  bool premul = false;
+  double factor = 1.0;
+  at::Tensor tensor_factor;
+
+  // in * factor for PREMUL_SUM (a new tensor unless in_place), else in.
+  at::Tensor scaled(const at::Tensor& in, bool in_place) const {
+    if (!premul) return in;
+    const at::Scalar f(factor);
+    if (tensor_factor.defined()) {
+      const at::Tensor tf = tensor_factor.to(at::kCPU).to(in.scalar_type());
+      return in_place ? in.mul_(tf) : in.mul(tf);
+    }
+    return in_place ? in.mul_(f) : in.mul(f);
+  }
+};
+
+Reduction reduction(const c10d::ReduceOp& rop, at::ScalarType st, const char* name) {
+  Reduction r;
+  r.dtype = reduce_dtype(name, st);
+  const bool is_bool = st == at::kBool;
+  const bool is_float = at::isFloatingType(st);
+  auto unsupported = [&](const char* why) {
+    C10_THROW_ERROR(TypeError, std::string("xal: ") + name + " does not support ReduceOp." +
+                                   op_text(rop.op_) + " on " + c10::toString(st) + ": " + why);
+  };
+  switch (rop.op_) {
+    case c10d::ReduceOp::SUM: r.op = is_bool ? XAL_OP_MAX : XAL_OP_SUM; break;  // logical or
+    case c10d::ReduceOp::PRODUCT: r.op = is_bool ? XAL_OP_MIN : XAL_OP_PROD; break;  // and
+    case c10d::ReduceOp::MIN: r.op = XAL_OP_MIN; break;
+    case c10d::ReduceOp::MAX: r.op = XAL_OP_MAX; break;
+    case c10d::ReduceOp::AVG:
+      if (!is_float) unsupported("xal averages floating-point dtypes only");
+      r.op = XAL_OP_AVG;
+      break;
+    case c10d::ReduceOp::PREMUL_SUM: {
+      if (!is_float) unsupported("a premultiplied sum needs a floating-point dtype");
+      const auto* sup = dynamic_cast<const c10d::PreMulSumSupplement*>(rop.supplement_.get());
+      TORCH_CHECK(sup, "xal: ", name, ": ReduceOp.PREMUL_SUM without its factor");
+      r.op = XAL_OP_SUM;
+      r.premul = true;
+      r.factor = sup->double_factor;
+      r.tensor_factor = sup->tensor_factor;
+      break;
+    }
+    default: unsupported("xal has no bitwise reductions");
+  }
+  return r;
+}
+
+// `t` itself when contiguous, else a contiguous copy (copied back by
+// write_back).
+at::Tensor dense(const at::Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
+void write_back(at::Tensor& t, const at::Tensor& w) {
+  if (!w.is_same(t)) t.copy_(w);
+}
+
+size_t nbytes(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- Work ---
+
+XalWork::XalWork(c10d::OpType type, std::vector<at::Tensor> outputs,
+                 std::chrono::milliseconds timeout)
+    : c10d::Work(-1, type), outputs_(std::move(outputs)), timeout_(timeout),
+      future_(c10::make_intrusive<at::ivalue::Future>(
+          c10::ListType::create(c10::TensorType::get()))) {}
+
+void XalWork::complete(std::exception_ptr error) {
+  if (error) {
+    finish(error);
+    future_->setError(error);
+  } else {
+    finish();
+    future_->markCompleted(c10::IValue(outputs_));
+  }
+}
+
+// ------------------------------------------------------------- Backend ---
+
+XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                       std::chrono::milliseconds timeout)
+    : c10d::Backend(rank, size), timeout_(timeout) {
+  dev_ = process_device();
+  const long long ms = std::clamp<long long>(timeout.count(), 1, UINT32_MAX);
+  const auto timeout_ms = static_cast<uint32_t>(ms);
+  const size_t slot = slot_bytes_from_env();
+  std::unique_ptr<ShmTransport> transport;
+  if (rank == 0) {
+    const std::string name = unique_shm_name();
+    transport = ShmTransport::open(name, true, 0, static_cast<uint32_t>(size), slot);
+    store->set(kShmKey, std::vector<uint8_t>(name.begin(), name.end()));
+  } else {
+    const std::vector<uint8_t> v = store->get(kShmKey);
+    transport = ShmTransport::open(std::string(v.begin(), v.end()), false,
+                                   static_cast<uint32_t>(rank), static_cast<uint32_t>(size), slot);
+  }
+  transport->wait_attached_and_unlink(timeout_ms);
+  xal_comm_options_t options{};
+  options.struct_size = sizeof options;
+  options.timeout_ms = timeout_ms;
+  const xal_comm_transport_t table = transport->table();
+  check_xal("creating the communicator (xal_comm_create_transport)",
+            xal_comm_create_transport(&dev_, 1, &options, &table, &comm_));
+  static_cast<void>(transport.release());  // the communicator owns it now
+  if (xal_status_t s = xal_stream_create(dev_, XAL_STREAM_DEFAULT, &stream_); s) {
+    xal_comm_destroy(comm_);
+    throw_xal("creating the group's stream (xal_stream_create)", s);
+  }
+  thread_ = std::thread([this] { worker(); });
+}
+
+XalBackend::~XalBackend() {
+  stop();
+  if (comm_) xal_comm_destroy(comm_);
+  if (stream_) xal_stream_destroy(stream_);
+}
+
+std::string XalBackend::deviceDescription() const { return describe_device(dev_); }
+
+void XalBackend::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_ && !thread_.joinable()) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void XalBackend::shutdown() { stop(); }
+
+void XalBackend::abort() {
+  if (comm_) xal_comm_abort(comm_);
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::enqueue(c10d::OpType type,
+                                                   std::vector<at::Tensor> outputs, Fn fn) {
+  auto work = c10::make_intrusive<XalWork>(type, std::move(outputs), timeout_);
+  {
+    std::lock_guard lock(mu_);
+    TORCH_CHECK(!stop_, "xal: the process group was shut down");
+    queue_.emplace_back(work, std::move(fn));
+  }
+  cv_.notify_one();
+  return work;
+}
+
+void XalBackend::worker() {
+  c10::AutoGradMode no_grad(false);
+  for (;;) {
+    std::pair<c10::intrusive_ptr<XalWork>, Fn> item;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopped, and every queued call ran
+      item = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    std::exception_ptr error;
+    try {
+      item.second();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    calls_run_.fetch_add(1);
+    item.first->complete(error);
+  }
+}
+
+void XalBackend::sync(const char* name, xal_status_t issued) {
+  if (issued != XAL_SUCCESS) throw_xal(name, issued);
+  if (xal_status_t s = xal_stream_synchronize(stream_); s) throw_xal(name, s);
+}
+
+// --------------------------------------------------------- worker steps ---
+
+void XalBackend::run_allreduce(at::Tensor& t, const c10d::ReduceOp& rop, const char* name) {
+  const Reduction r = reduction(rop, t.scalar_type(), name);
+  at::Tensor w = dense(t);
+  if (w.numel()) {
+    r.scaled(w, /*in_place=*/true);
+    HostImports im(dev_, {&w}, name);
+    sync(name, xal_allreduce(comm_, im.ptr(w), im.ptr(w), static_cast<size_t>(w.numel()),
+                             r.dtype, r.op, stream_));
+  }
+  write_back(t, w);
+}
+
+void XalBackend::run_reduce(at::Tensor& t, const c10d::ReduceOp& rop, int root) {
+  const Reduction r = reduction(rop, t.scalar_type(), "reduce");
+  at::Tensor w = dense(t);
+  if (w.numel()) {
+    at::Tensor in = r.scaled(w, /*in_place=*/false);
+    HostImports im(dev_, {&in, &w}, "reduce");
+    sync("reduce", xal_reduce(comm_, im.ptr(in), im.ptr(w), static_cast<size_t>(w.numel()),
+                              r.dtype, r.op, static_cast<uint32_t>(root), stream_));
+  }
+  write_back(t, w);
+}
+
+void XalBackend::run_broadcast(at::Tensor& t, int root) {
+  at::Tensor w = dense(t);
+  if (w.numel()) {
+    HostImports im(dev_, {&w}, "broadcast");
+    sync("broadcast", xal_broadcast(comm_, im.ptr(w), im.ptr(w), nbytes(w), XAL_DTYPE_U8,
+                                    static_cast<uint32_t>(root), stream_));
+  }
+  write_back(t, w);
+}
+
+void XalBackend::run_allgather(at::Tensor& out, const at::Tensor& in_, const char* name) {
+  const at::Tensor in = dense(in_);
+  at::Tensor w = dense(out);
+  if (in.numel()) {
+    HostImports im(dev_, {&in, &w}, name);
+    sync(name, xal_allgather(comm_, im.ptr(in), im.ptr(w), nbytes(in), XAL_DTYPE_U8, stream_));
+  }
+  write_back(out, w);
+}
+
+void XalBackend::run_reduce_scatter(at::Tensor& out, const at::Tensor& in_,
+                                    const c10d::ReduceOp& rop, const char* name) {
+  const Reduction r = reduction(rop, in_.scalar_type(), name);
+  const at::Tensor in = r.scaled(dense(in_), /*in_place=*/false);
+  at::Tensor w = dense(out);
+  if (w.numel()) {
+    HostImports im(dev_, {&in, &w}, name);
+    sync(name, xal_reduce_scatter(comm_, im.ptr(in), im.ptr(w), static_cast<size_t>(w.numel()),
+                                  r.dtype, r.op, stream_));
+  }
+  write_back(out, w);
+}
+
+int64_t XalBackend::group_max(int64_t v, const char* name) {
+  at::Tensor t = at::full({1}, v, at::kLong);
+  HostImports im(dev_, {&t}, name);
+  sync(name, xal_allreduce(comm_, im.ptr(t), im.ptr(t), 1, XAL_DTYPE_I64, XAL_OP_MAX, stream_));
+  return t.item<int64_t>();
+}
+
+void XalBackend::run_alltoall_bytes(at::Tensor& out, const at::Tensor& in, size_t block,
+                                    const char* name) {
+  if (block == 0) return;
+  HostImports im(dev_, {&in, &out}, name);
+  sync(name, xal_alltoall(comm_, im.ptr(in), im.ptr(out), block, XAL_DTYPE_U8, stream_));
+}
+
+// ------------------------------------------------------------- the API ---
+
+c10::intrusive_ptr<c10d::Work> XalBackend::broadcast(std::vector<at::Tensor>& tensors,
+                                                     const c10d::BroadcastOptions& opts) {
+  check_tensors(tensors, "broadcast");
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "xal: broadcast: root rank ",
+              opts.rootRank, " is outside the group of ", size_);
+  const int root = static_cast<int>(opts.rootRank);
+  return enqueue(c10d::OpType::BROADCAST, tensors, [this, tensors, root]() mutable {
+    for (at::Tensor& t : tensors) run_broadcast(t, root);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::allreduce(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceOptions& opts) {
+  check_tensors(tensors, "allreduce");
+  for (const at::Tensor& t : tensors) reduction(opts.reduceOp, t.scalar_type(), "allreduce");
+  c10d::ReduceOp op = opts.reduceOp;
+  return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, tensors, op]() mutable {
+    for (at::Tensor& t : tensors) run_allreduce(t, op, "allreduce");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  check_tensors(tensors, "allreduce_coalesced");
+  for (const at::Tensor& t : tensors)
+    reduction(opts.reduceOp, t.scalar_type(), "allreduce_coalesced");
+  c10d::ReduceOp op = opts.reduceOp;
+  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, op]() mutable {
+    for (at::Tensor& t : tensors) run_allreduce(t, op, "allreduce_coalesced");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::reduce(std::vector<at::Tensor>& tensors,
+                                                  const c10d::ReduceOptions& opts) {
+  check_tensors(tensors, "reduce");
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "xal: reduce: root rank ",
+              opts.rootRank, " is outside the group of ", size_);
+  for (const at::Tensor& t : tensors) reduction(opts.reduceOp, t.scalar_type(), "reduce");
+  c10d::ReduceOp op = opts.reduceOp;
+  const int root = static_cast<int>(opts.rootRank);
+  return enqueue(c10d::OpType::REDUCE, tensors, [this, tensors, op, root]() mutable {
+    for (at::Tensor& t : tensors) run_reduce(t, op, root);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& /*opts*/) {
+  TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1,
+              "xal: allgather takes one input tensor and one list of outputs");
+  check_tensor(inputs[0], "allgather");
+  check_tensors(outputs[0], "allgather");
+  TORCH_CHECK(static_cast<int>(outputs[0].size()) == size_, "xal: allgather: ", size_,
+              " output tensors expected, got ", outputs[0].size());
+  for (const at::Tensor& o : outputs[0])
+    TORCH_CHECK(o.numel() == inputs[0].numel() && o.scalar_type() == inputs[0].scalar_type(),
+                "xal: allgather: every output must have the input's size and dtype");
+  at::Tensor in = inputs[0];
+  std::vector<at::Tensor> outs = outputs[0];
+  return enqueue(c10d::OpType::ALLGATHER, outs, [this, in, outs]() mutable {
+    at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
+    run_allgather(flat, in, "allgather");
+    for (int r = 0; r < size_; ++r)
+      outs[r].copy_(flat.narrow(0, r * in.numel(), in.numel()).view(outs[r].sizes()));
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                           const c10d::AllgatherOptions& /*opts*/) {
+  check_tensor(input, "allgather_into_tensor");
+  check_tensor(output, "allgather_into_tensor");
+  TORCH_CHECK(output.numel() == input.numel() * size_ &&
+                  output.scalar_type() == input.scalar_type(),
+              "xal: allgather_into_tensor: the output must hold ", size_,
+              " times the input's elements, of its dtype");
+  at::Tensor out = output, in = input;
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [this, out, in]() mutable {
+    run_allgather(out, in, "allgather_into_tensor");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::allgather_into_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions& /*opts*/) {
+  TORCH_CHECK(outputs.size() == inputs.size(),
+              "xal: allgather_into_tensor_coalesced: as many outputs as inputs expected");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_tensor(inputs[i], "allgather_into_tensor_coalesced");
+    check_tensor(outputs[i], "allgather_into_tensor_coalesced");
+    TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * size_ &&
+                    outputs[i].scalar_type() == inputs[i].scalar_type(),
+                "xal: allgather_into_tensor_coalesced: output ", i, " must hold ", size_,
+                " times its input's elements, of its dtype");
+  }
+  return enqueue(c10d::OpType::COALESCED, outputs, [this, outputs, inputs]() mutable {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      run_allgather(outputs[i], inputs[i], "allgather_into_tensor_coalesced");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::reduce_scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1,
+              "xal: reduce_scatter takes one output tensor and one list of inputs");
+  check_tensor(outputs[0], "reduce_scatter");
+  check_tensors(inputs[0], "reduce_scatter");
+  TORCH_CHECK(static_cast<int>(inputs[0].size()) == size_, "xal: reduce_scatter: ", size_,
+              " input tensors expected, got ", inputs[0].size());
+  for (const at::Tensor& i : inputs[0])
+    TORCH_CHECK(i.numel() == outputs[0].numel() && i.scalar_type() == outputs[0].scalar_type(),
+                "xal: reduce_scatter: every input must have the output's size and dtype");
+  reduction(opts.reduceOp, outputs[0].scalar_type(), "reduce_scatter");
+  at::Tensor out = outputs[0];
+  std::vector<at::Tensor> ins = inputs[0];
+  c10d::ReduceOp op = opts.reduceOp;
+  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, [this, out, ins, op]() mutable {
+    std::vector<at::Tensor> flat;
+    for (const at::Tensor& i : ins) flat.push_back(i.reshape({-1}));
+    run_reduce_scatter(out, at::cat(flat), op, "reduce_scatter");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  check_tensor(input, "reduce_scatter_tensor");
+  check_tensor(output, "reduce_scatter_tensor");
+  TORCH_CHECK(input.numel() == output.numel() * size_ &&
+                  output.scalar_type() == input.scalar_type(),
+              "xal: reduce_scatter_tensor: the input must hold ", size_,
+              " times the output's elements, of its dtype");
+  reduction(opts.reduceOp, input.scalar_type(), "reduce_scatter_tensor");
+  at::Tensor out = output, in = input;
+  c10d::ReduceOp op = opts.reduceOp;
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [this, out, in, op]() mutable {
+    run_reduce_scatter(out, in, op, "reduce_scatter_tensor");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::reduce_scatter_tensor_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK(outputs.size() == inputs.size(),
+              "xal: reduce_scatter_tensor_coalesced: as many outputs as inputs expected");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_tensor(inputs[i], "reduce_scatter_tensor_coalesced");
+    check_tensor(outputs[i], "reduce_scatter_tensor_coalesced");
+    TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * size_ &&
+                    outputs[i].scalar_type() == inputs[i].scalar_type(),
+                "xal: reduce_scatter_tensor_coalesced: input ", i, " must hold ", size_,
+                " times its output's elements, of its dtype");
+    reduction(opts.reduceOp, inputs[i].scalar_type(), "reduce_scatter_tensor_coalesced");
+  }
+  c10d::ReduceOp op = opts.reduceOp;
+  return enqueue(c10d::OpType::COALESCED, outputs, [this, outputs, inputs, op]() mutable {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      run_reduce_scatter(outputs[i], inputs[i], op, "reduce_scatter_tensor_coalesced");
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                         std::vector<int64_t>& output_splits,
+                                                         std::vector<int64_t>& input_splits,
+                                                         const c10d::AllToAllOptions& /*opts*/) {
+  constexpr const char* kName = "alltoall_base";
+  check_tensor(input, kName);
+  check_tensor(output, kName);
+  TORCH_CHECK(input.scalar_type() == output.scalar_type(), "xal: ", kName,
+              ": input and output dtypes differ");
+  // Splits in rows of dim 0; empty: equal parts.
+  auto splits = [&](const std::vector<int64_t>& given, const at::Tensor& t, const char* which) {
+    std::vector<int64_t> s = given;
+    const int64_t rows = t.dim() ? t.size(0) : t.numel();
+    if (s.empty()) {
+      TORCH_CHECK(rows % size_ == 0, "xal: ", kName, ": ", which, " dim 0 (", rows,
+                  ") does not split into ", size_, " equal parts");
+      s.assign(static_cast<size_t>(size_), rows / size_);
+    }
+    TORCH_CHECK(static_cast<int>(s.size()) == size_, "xal: ", kName, ": ", which, " splits have ",
+                s.size(), " entries, the group ", size_);
+    int64_t sum = 0;
+    for (int64_t v : s) {
+      TORCH_CHECK(v >= 0, "xal: ", kName, ": negative split");
+      sum += v;
+    }
+    TORCH_CHECK(sum == rows, "xal: ", kName, ": ", which, " splits add up to ", sum, ", dim 0 is ",
+                rows);
+    return s;
+  };
+  const std::vector<int64_t> in_s = splits(input_splits, input, "input");
+  const std::vector<int64_t> out_s = splits(output_splits, output, "output");
+  at::Tensor out = output, in = input;
+  return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, [this, out, in, in_s, out_s]() mutable {
+    const at::Tensor src = dense(in);
+    at::Tensor dst = dense(out);
+    const int64_t in_rows = src.dim() ? src.size(0) : src.numel();
+    const int64_t out_rows = dst.dim() ? dst.size(0) : dst.numel();
+    const size_t in_row = in_rows ? nbytes(src) / static_cast<size_t>(in_rows) : 0;
+    const size_t out_row = out_rows ? nbytes(dst) / static_cast<size_t>(out_rows) : 0;
+    int64_t local = 0;
+    for (int q = 0; q < size_; ++q)
+      local = std::max({local, in_s[q] * static_cast<int64_t>(in_row),
+                        out_s[q] * static_cast<int64_t>(out_row)});
+    // One block size for every pair (the largest piece of any rank):
+    // pieces are padded to it where they differ.
+    const auto block = static_cast<size_t>(group_max(local, kName));
+    const size_t n = static_cast<size_t>(size_);
+    bool send_packed = true, recv_packed = true;
+    for (size_t q = 0; q < n; ++q) {
+      send_packed = send_packed && static_cast<size_t>(in_s[q]) * in_row == block;
+      recv_packed = recv_packed && static_cast<size_t>(out_s[q]) * out_row == block;
+    }
+    at::Tensor send = src, recv = dst;
+    if (!send_packed) {
+      send = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
+      auto* s = static_cast<const char*>(src.data_ptr());
+      auto* d = static_cast<char*>(send.data_ptr());
+      size_t off = 0;
+      for (size_t q = 0; q < n; ++q) {
+        const size_t b = static_cast<size_t>(in_s[q]) * in_row;
+        std::memcpy(d + q * block, s + off, b);
+        off += b;
+      }
+    }
+    if (!recv_packed) recv = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
+    run_alltoall_bytes(recv, send, block, kName);
+    if (!recv_packed) {
+      auto* s = static_cast<const char*>(recv.data_ptr());
+      auto* d = static_cast<char*>(dst.data_ptr());
+      size_t off = 0;
+      for (size_t p = 0; p < n; ++p) {
+        const size_t b = static_cast<size_t>(out_s[p]) * out_row;
+        std::memcpy(d + off, s + p * block, b);
+        off += b;
+      }
+    }
+    write_back(out, dst);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::alltoall(std::vector<at::Tensor>& outputs,
+                                                    std::vector<at::Tensor>& inputs,
+                                                    const c10d::AllToAllOptions& /*opts*/) {
+  constexpr const char* kName = "alltoall";
+  check_tensors(inputs, kName);
+  check_tensors(outputs, kName);
+  TORCH_CHECK(static_cast<int>(inputs.size()) == size_ &&
+                  static_cast<int>(outputs.size()) == size_,
+              "xal: alltoall: ", size_, " inputs and outputs expected");
+  return enqueue(c10d::OpType::ALLTOALL, outputs, [this, outputs, inputs]() mutable {
+    const size_t n = static_cast<size_t>(size_);
+    int64_t local = 0;
+    for (size_t q = 0; q < n; ++q)
+      local = std::max({local, static_cast<int64_t>(nbytes(inputs[q])),
+                        static_cast<int64_t>(nbytes(outputs[q]))});
+    const auto block = static_cast<size_t>(group_max(local, kName));
+    at::Tensor send = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
+    at::Tensor recv = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
+    for (size_t q = 0; q < n; ++q) {
+      const at::Tensor s = dense(inputs[q]);
+      if (nbytes(s))
+        std::memcpy(static_cast<char*>(send.data_ptr()) + q * block, s.data_ptr(), nbytes(s));
+    }
+    run_alltoall_bytes(recv, send, block, kName);
+    for (size_t p = 0; p < n; ++p) {
+      at::Tensor d = dense(outputs[p]);
+      if (nbytes(d))
+        std::memcpy(d.data_ptr(), static_cast<const char*>(recv.data_ptr()) + p * block, nbytes(d));
+      write_back(outputs[p], d);
+    }
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::barrier(const c10d::BarrierOptions& /*opts*/) {
+  return enqueue(c10d::OpType::BARRIER, {}, [this] {
+    at::Tensor t = at::zeros({1}, at::kInt);
+    run_allreduce(t, c10d::ReduceOp(c10d::ReduceOp::SUM), "barrier");
+  });
+}
+
+}  // namespace xal::torch_backend

@@ -1,0 +1,126 @@
+// The c10d Backend "xal": in the shape of ProcessGroupGloo, one worker
+// thread per group runs the calls in issue order; each call imports the
+// tensors' storage into xal (zero copy on devices whose memory is host
+// memory: the mock), runs xal's collective on the group's stream over a
+// communicator made with xal_comm_create_transport and the shared-memory
+// transport (shm_transport.hpp), and synchronises the stream. Its Work
+// completes a Future (DDP communication hooks) with the output tensors or
+// the error.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "xal/xal.h"
+
+namespace xal::torch_backend {
+
+class XalWork : public c10d::Work {
+ public:
+  XalWork(c10d::OpType type, std::vector<at::Tensor> outputs, std::chrono::milliseconds timeout);
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  std::chrono::milliseconds getTimeout() const override { return timeout_; }
+  // Completes the work (and its future) with success or `error`.
+  void complete(std::exception_ptr error);
+
+ private:
+  const std::vector<at::Tensor> outputs_;
+  const std::chrono::milliseconds timeout_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+class XalBackend : public c10d::Backend {
+ public:
+  // Collective: every rank of the group calls it. Meets the others through
+  // `store` (a group's prefix store); `timeout` bounds every collective.
+  XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+             std::chrono::milliseconds timeout);
+  ~XalBackend() override;
+
+  const std::string getBackendName() const override { return "xal"; }
+  std::string deviceDescription() const;
+  // Calls the worker has run (done or failed).
+  uint64_t callsRun() const { return calls_run_.load(); }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+      at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_splits,
+                                               std::vector<int64_t>& input_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+  // Unblocks pending calls (xal_comm_abort); later calls fail.
+  void abort() override;
+  // Finishes the queued calls and stops the worker.
+  void shutdown() override;
+
+ private:
+  using Fn = std::function<void()>;
+  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                         Fn fn);
+  void worker();
+  void stop();
+
+  // Steps run on the worker thread; each imports, calls xal, synchronises.
+  void run_allreduce(at::Tensor& t, const c10d::ReduceOp& op, const char* name);
+  void run_reduce(at::Tensor& t, const c10d::ReduceOp& op, int root);
+  void run_broadcast(at::Tensor& t, int root);
+  void run_allgather(at::Tensor& out, const at::Tensor& in, const char* name);
+  void run_reduce_scatter(at::Tensor& out, const at::Tensor& in, const c10d::ReduceOp& op,
+                          const char* name);
+  // out (size * block bytes) <- block j of every rank's `in` (size blocks).
+  void run_alltoall_bytes(at::Tensor& out, const at::Tensor& in, size_t block_bytes,
+                          const char* name);
+  // Largest value over the group (a small allreduce).
+  int64_t group_max(int64_t v, const char* name);
+  void sync(const char* name, xal_status_t issued);
+
+  xal_device_t dev_ = nullptr;
+  xal_stream_t stream_ = nullptr;
+  xal_comm_t comm_ = nullptr;
+  std::chrono::milliseconds timeout_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<c10::intrusive_ptr<XalWork>, Fn>> queue_;
+  bool stop_ = false;
+  std::atomic<uint64_t> calls_run_{0};
+  std::thread thread_;
+};
+
+}  // namespace xal::torch_backend

@@ -1,0 +1,48 @@
+// The version-specific glue: the Python module xal_torch._C over torch's
+// pybind11 types (c10d Store, Backend). Everything that depends on how a
+// torch release exposes c10d to Python lives here.
+#include <torch/csrc/utils/pybind.h>
+#include <torch/python.h>
+
+#include <chrono>
+
+#include "backend.hpp"
+#include "xal/xal.h"
+
+namespace py = pybind11;
+using xal::torch_backend::XalBackend;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "The torch.distributed backend \"xal\" (c10d Backend over xal's collectives)";
+  m.def(
+      "create_backend",
+      [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+         double timeout_s) -> c10::intrusive_ptr<c10d::Backend> {
+        const auto ms = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
+        return c10::make_intrusive<XalBackend>(store, rank, size, ms);
+      },
+      py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"),
+      py::call_guard<py::gil_scoped_release>(),
+      "Makes the group's backend (collective over the group; the creator that "
+      "torch.distributed.Backend.register_backend calls).");
+  m.def(
+      "device_of",
+      [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+        auto* x = dynamic_cast<XalBackend*>(backend.get());
+        TORCH_CHECK(x, "xal: not a backend of xal");
+        return x->deviceDescription();
+      },
+      "The xal device a backend of xal runs on, as text (\"mock:1 ...\").");
+  m.def(
+      "calls_run",
+      [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+        auto* x = dynamic_cast<XalBackend*>(backend.get());
+        TORCH_CHECK(x, "xal: not a backend of xal");
+        return x->callsRun();
+      },
+      "How many calls a backend of xal has run.");
+  m.def("abi_version", [] {
+    const uint32_t v = xal_abi_version();
+    return py::make_tuple(XAL_ABI_MAJOR(v), XAL_ABI_MINOR(v));
+  });
+}

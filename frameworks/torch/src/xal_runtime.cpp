@@ -1,0 +1,147 @@
+#include "xal_runtime.hpp"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+
+namespace xal::torch_backend {
+
+namespace {
+
+std::once_flag g_init_once;
+xal_status_t g_init_status = XAL_SUCCESS;
+std::string g_init_message;
+
+const char* env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+std::string last_error_text(xal_status_t status) {
+  xal_error_info_t info{};
+  info.struct_size = sizeof info;
+  std::string text = xal_status_name(status);
+  if (xal_last_error(&info) == XAL_SUCCESS && info.status == status) {
+    if (info.operation[0]) text += std::string(" (") + info.operation + ")";
+    if (info.message[0]) text += std::string(": ") + info.message;
+  }
+  return text;
+}
+
+}  // namespace
+
+void throw_xal(const std::string& what, xal_status_t status) {
+  C10_THROW_ERROR(DistBackendError, "xal: " + what + " failed: " + last_error_text(status));
+}
+
+xal_device_t process_device() {
+  std::call_once(g_init_once, [] {
+    g_init_status = xal_init(nullptr);
+    if (g_init_status == XAL_ERROR_INVALID_ARGUMENT) g_init_status = XAL_SUCCESS;  // already up
+    if (g_init_status != XAL_SUCCESS) g_init_message = last_error_text(g_init_status);
+  });
+  TORCH_CHECK(g_init_status == XAL_SUCCESS, "xal: xal_init failed: ", g_init_message);
+  uint32_t count = 0;
+  check_xal("xal_device_count", xal_device_count(&count));
+  const char* from = std::getenv("XAL_TORCH_DEVICE") ? "XAL_TORCH_DEVICE"
+                     : std::getenv("LOCAL_RANK")     ? "LOCAL_RANK"
+                                                     : nullptr;
+  long index = 0;
+  if (from) {
+    char* end = nullptr;
+    const char* text = std::getenv(from);
+    index = std::strtol(text, &end, 10);
+    TORCH_CHECK(end != text && *end == '\0' && index >= 0, "xal: ", from, "=", text,
+                " is not a device index");
+  }
+  TORCH_CHECK(index < static_cast<long>(count), "xal: ", from ? from : "device index", "=", index,
+              " but only ", count, " xal device(s) are visible (XAL_BACKENDS=",
+              env_or("XAL_BACKENDS", "<all>"), ", XAL_MOCK_DEVICES=",
+              env_or("XAL_MOCK_DEVICES", "<default>"), ", XAL_DEVICE_SELECTOR=",
+              env_or("XAL_DEVICE_SELECTOR", "<none>"), ")");
+  xal_device_t dev = nullptr;
+  check_xal("xal_device_get", xal_device_get(static_cast<uint32_t>(index), &dev));
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  check_xal("xal_device_get_properties", xal_device_get_properties(dev, &p));
+  TORCH_CHECK((p.capabilities & XAL_DEVICE_CAP_HOST_POINTERS) &&
+                  (p.capabilities & XAL_DEVICE_CAP_MEM_IMPORT),
+              "xal: device ", describe_device(dev),
+              " cannot import host memory (XAL_MEM_IMPORT_HOST): CPU tensors on it would need "
+              "staging copies, which the torch backend does not implement yet");
+  return dev;
+}
+
+std::string describe_device(xal_device_t dev) {
+  xal_device_properties_t p{};
+  p.struct_size = sizeof p;
+  if (xal_device_get_properties(dev, &p) != XAL_SUCCESS) return "<unknown device>";
+  return std::string(p.backend) + ":" + std::to_string(p.index) + " " + p.name;
+}
+
+xal_dtype_t reduce_dtype(const char* op_name, at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat: return XAL_DTYPE_F32;
+    case at::kDouble: return XAL_DTYPE_F64;
+    case at::kHalf: return XAL_DTYPE_F16;
+    case at::kBFloat16: return XAL_DTYPE_BF16;
+    case at::kChar: return XAL_DTYPE_I8;
+    case at::kByte: return XAL_DTYPE_U8;
+    case at::kBool: return XAL_DTYPE_U8;
+    case at::kInt: return XAL_DTYPE_I32;
+    case at::kLong: return XAL_DTYPE_I64;
+    case at::kUInt32: return XAL_DTYPE_U32;
+    case at::kUInt64: return XAL_DTYPE_U64;
+    default: break;
+  }
+  C10_THROW_ERROR(TypeError, std::string("xal: ") + op_name + " does not support dtype " +
+                                 c10::toString(dtype) +
+                                 " (xal reduces float32/64, float16, bfloat16, int8/32/64, "
+                                 "uint8/32/64 and bool)");
+}
+
+HostImports::HostImports(xal_device_t dev, const std::vector<const at::Tensor*>& tensors,
+                         const char* op_name)
+    : dev_(dev) {
+  std::vector<Range> want;
+  for (const at::Tensor* t : tensors) {
+    const size_t bytes = t->numel() * t->element_size();
+    if (bytes == 0) continue;
+    const auto begin = reinterpret_cast<uintptr_t>(t->data_ptr());
+    want.push_back({begin, begin + bytes, 0});
+  }
+  std::sort(want.begin(), want.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  for (const Range& r : want) {
+    if (!ranges_.empty() && r.begin < ranges_.back().end)
+      ranges_.back().end = std::max(ranges_.back().end, r.end);
+    else
+      ranges_.push_back(r);
+  }
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    Range& r = ranges_[i];
+    const xal_status_t s =
+        xal_mem_import(dev_, r.begin, r.end - r.begin, XAL_MEM_IMPORT_HOST, &r.dev);
+    if (s != XAL_SUCCESS) {
+      // Forget the ones imported so far (successful calls keep the error).
+      for (size_t j = 0; j < i; ++j) xal_mem_free(dev_, ranges_[j].dev);
+      ranges_.clear();
+      throw_xal(std::string(op_name) + ": importing a tensor's memory (xal_mem_import)", s);
+    }
+  }
+}
+
+HostImports::~HostImports() {
+  for (const Range& r : ranges_) xal_mem_free(dev_, r.dev);
+  ranges_.clear();
+}
+
+xal_devptr_t HostImports::ptr(const at::Tensor& t) const {
+  const auto p = reinterpret_cast<uintptr_t>(t.data_ptr());
+  for (const Range& r : ranges_)
+    if (p >= r.begin && p < r.end) return r.dev + (p - r.begin);
+  return 0;  // an empty tensor: xal is not called with it
+}
+
+}  // namespace xal::torch_backend

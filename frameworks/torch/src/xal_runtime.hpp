@@ -1,0 +1,57 @@
+// What the torch backend needs of xal itself: one xal_init per process, the
+// rank's device, xal's errors as C++ exceptions, and torch dtypes/ops as
+// xal's. Knows torch's types (ATen) but not c10d.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "xal/xal.h"
+
+namespace xal::torch_backend {
+
+// Initialises xal once per process (XAL_BACKENDS, XAL_MOCK_DEVICES, ... from
+// the environment) and returns the device of this process: index
+// XAL_TORCH_DEVICE if set, else LOCAL_RANK if set, else 0, over the visible
+// devices. Throws c10::Error naming the index and what is visible.
+xal_device_t process_device();
+
+// "mock:0 A100-SXM4-40GB (mock)"-like text for the device.
+std::string describe_device(xal_device_t dev);
+
+// Throws c10::DistBackendError: "xal: <what> failed: XAL_ERROR_... (<op>):
+// <message>", with the calling thread's xal_last_error.
+[[noreturn]] void throw_xal(const std::string& what, xal_status_t status);
+inline void check_xal(const std::string& what, xal_status_t status) {
+  if (status != XAL_SUCCESS) throw_xal(what, status);
+}
+
+// xal's dtype for a reduction over `dtype`, or throws c10::TypeError naming
+// the op and the dtype. bool maps to u8.
+xal_dtype_t reduce_dtype(const char* op_name, at::ScalarType dtype);
+
+// Imports the storage of tensors (CPU, host memory) as device memory of
+// `dev` for one call: overlapping ranges (a view inside another tensor)
+// are imported once. Forgets the imports when destroyed.
+class HostImports {
+ public:
+  HostImports(xal_device_t dev, const std::vector<const at::Tensor*>& tensors,
+              const char* op_name);
+  ~HostImports();
+  HostImports(const HostImports&) = delete;
+  HostImports& operator=(const HostImports&) = delete;
+  // The device address of t.data_ptr() (t was passed to the constructor).
+  xal_devptr_t ptr(const at::Tensor& t) const;
+
+ private:
+  struct Range {
+    uintptr_t begin, end;
+    xal_devptr_t dev;
+  };
+  xal_device_t dev_;
+  std::vector<Range> ranges_;
+};
+
+}  // namespace xal::torch_backend

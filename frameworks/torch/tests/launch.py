@@ -1,0 +1,64 @@
+"""Starts the ranks of one test run as separate processes (one rank each)
+and collects what each wrote. Used by the tests; no assertions here."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PACKAGE_ROOT = HERE.parent  # frameworks/torch, where xal_torch lives
+
+# Mixed mock cards: rank r runs on the card at LOCAL_RANK = r.
+MIXED_PROFILES = "1*a100-40g,1*mi250x,1*intel-max-1550,1*h100-sxm-80g"
+
+
+def launch(mode: str, world: int, tmp: Path, timeout_s: float = 240, extra_env=None,
+           rank_env=None) -> tuple[list[int], list[dict], list[str], float]:
+    """Runs `worker.py <mode>` as `world` ranks. Returns exit codes, each
+    rank's JSON result ({} if none), each rank's output and the wall time."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    init_file = tmp / "store"
+    if init_file.exists():
+        init_file.unlink()
+    procs, logs = [], []
+    start = time.monotonic()
+    for r in range(world):
+        env = dict(os.environ)
+        env.update(
+            XAL_BACKENDS="mock",
+            XAL_MOCK_DEVICES=MIXED_PROFILES,
+            LOCAL_RANK=str(r),
+            PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), env.get("PYTHONPATH", "")]),
+            OMP_NUM_THREADS="1",
+            PYTHONWARNINGS="ignore",
+            XAL_TORCH_SHM_SLOT_BYTES="65536",  # many rounds per call
+        )
+        env.update(extra_env or {})
+        env.update((rank_env or {}).get(r, {}))
+        log = open(tmp / f"rank{r}.log", "w+")
+        logs.append(log)
+        procs.append(subprocess.Popen(
+            [sys.executable, str(HERE / "worker.py"), mode, str(r), str(world), str(init_file),
+             str(tmp / f"result{r}.json")],
+            env=env, stdout=log, stderr=subprocess.STDOUT))
+    codes = []
+    for p in procs:
+        left = max(1.0, timeout_s - (time.monotonic() - start))
+        try:
+            codes.append(p.wait(timeout=left))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            codes.append(p.wait())
+    wall = time.monotonic() - start
+    results, outputs = [], []
+    for r, log in enumerate(logs):
+        log.seek(0)
+        outputs.append(log.read())
+        log.close()
+        f = tmp / f"result{r}.json"
+        results.append(json.loads(f.read_text()) if f.exists() else {})
+    return codes, results, outputs, wall

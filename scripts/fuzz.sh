@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets of tests/fuzz/ with clang-14 (libFuzzer,
+# AddressSanitizer, UndefinedBehaviorSanitizer) into build-fuzz/ and runs
+# each for SECONDS (default 60) on a fresh copy of its seed corpus, with its
+# dictionary. Prints the executions and executions per second of each.
+# Exits non-zero when a target crashes, leaks, hangs (-timeout) or passes
+# its memory limit; the input that did it is left in
+# build-fuzz/fuzz-artifacts/TARGET/ (check it in under
+# tests/fuzz/regressions/TARGET/ once the bug is fixed).
+#
+#   ./scripts/fuzz.sh [TARGET|all] [SECONDS]
+#   ./scripts/fuzz.sh list
+#
+# XAL_JOBS sets the build parallelism (default: every core);
+# XAL_FUZZ_TIMEOUT the seconds one input may take (default 10),
+# XAL_FUZZ_RSS_MB the memory limit in MiB (default 2048).
+set -uo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "$0")/common.sh"
+cd "$XAL_ROOT" || exit 1
+xal_clean_env
+
+target=${1:-all}
+seconds=${2:-60}
+timeout=${XAL_FUZZ_TIMEOUT:-10}
+rss_mb=${XAL_FUZZ_RSS_MB:-2048}
+build=build-fuzz
+src=tests/fuzz
+
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || (( seconds == 0 )); then
+  xal_log "SECONDS must be a positive integer, got '$seconds'"
+  exit 2
+fi
+if ! command -v clang++-14 >/dev/null; then
+  xal_log "clang++-14 not found (apt-get install clang-14 libclang-rt-14-dev)"
+  exit 1
+fi
+
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  xal_log "configuring $build/ (clang-14)"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXAL_BUILD_FUZZERS=ON \
+    -DXAL_BUILD_TESTS=OFF -DXAL_BUILD_BENCH=OFF -DXAL_BUILD_EXAMPLES=OFF \
+    -DXAL_BUILD_MPI=OFF -DXAL_BACKEND_CUDA=OFF -DXAL_BACKEND_HIP=OFF \
+    -DXAL_BACKEND_LEVELZERO=OFF -DXAL_BACKEND_OPENCL=OFF >/dev/null || exit 1
+fi
+build_target=xal-fuzzers
+[[ "$target" != all && "$target" != list ]] && build_target=fuzz_$target
+xal_log "building $build_target"
+cmake --build "$build" -j "$XAL_JOBS" --target "$build_target" >"$build/fuzz-build.log" 2>&1 || {
+  tail -30 "$build/fuzz-build.log"
+  xal_log "build failed (whole log: $build/fuzz-build.log)"
+  exit 1
+}
+
+mapfile -t all_targets < <(cd "$build/fuzz" && ls fuzz_* | sed 's/^fuzz_//' | sort)
+if [[ "$target" == list ]]; then
+  printf '%s\n' "${all_targets[@]}"
+  exit 0
+fi
+targets=("$target")
+[[ "$target" == all ]] && targets=("${all_targets[@]}")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/xal-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+failed=()
+printf '%-22s %12s %10s %8s  %s\n' target executions exec/s seconds result
+for t in "${targets[@]}"; do
+  program="$build/fuzz/fuzz_$t"
+  [[ -x "$program" ]] || { xal_log "no target '$t' (scripts/fuzz.sh list)"; exit 2; }
+  corpus="$work/$t"
+  artifacts="$build/fuzz-artifacts/$t"
+  mkdir -p "$corpus" "$artifacts"
+  seeds=()
+  for d in "$src/corpus/$t" "$src/regressions/$t"; do
+    [[ -d "$d" ]] && seeds+=("$d")
+  done
+  dict=()
+  [[ -f "$src/dict/$t.dict" ]] && dict=("-dict=$src/dict/$t.dict")
+  log="$build/fuzz-artifacts/$t.log"
+  "$program" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" \
+    -timeout="$timeout" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb" \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
+  rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
+  runs=${runs:-0}
+  took=${took:-$seconds}
+  rate=$(( runs / (took > 0 ? took : 1) ))
+  if (( rc == 0 )); then
+    result=ok
+  else
+    result="FAILED (rc $rc, log $log)"
+    failed+=("$t")
+    grep -m3 -E 'ERROR|fuzz check failed|Test unit written' "$log" >&2
+  fi
+  printf '%-22s %12s %10s %8s  %s\n' "$t" "$runs" "$rate" "$took" "$result"
+done
+
+if (( ${#failed[@]} )); then
+  printf 'fuzz.sh: FAIL (%s); inputs in %s/fuzz-artifacts/\n' "${failed[*]}" "$build"
+  exit 1
+fi
+printf 'fuzz.sh: PASS (%d target(s), %s s each)\n' "${#targets[@]}" "$seconds"
