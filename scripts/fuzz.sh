@@ -24,7 +24,7 @@ target=${1:-all}
 seconds=${2:-60}
 timeout=${XAL_FUZZ_TIMEOUT:-10}
 rss_mb=${XAL_FUZZ_RSS_MB:-2048}
-build=build-fuzz
+build="build-fuzz"
 src=tests/fuzz
 
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || (( seconds == 0 )); then
@@ -53,7 +53,8 @@ cmake --build "$build" -j "$XAL_JOBS" --target "$build_target" >"$build/fuzz-bui
   exit 1
 }
 
-mapfile -t all_targets < <(cd "$build/fuzz" && ls fuzz_* | sed 's/^fuzz_//' | sort)
+mapfile -t all_targets < <(find "$build/fuzz" -maxdepth 1 -name 'fuzz_*' -type f \
+                             -printf '%f\n' | sed 's/^fuzz_//' | sort)
 if [[ "$target" == list ]]; then
   printf '%s\n' "${all_targets[@]}"
   exit 0

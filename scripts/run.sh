@@ -16,7 +16,10 @@ cd "$XAL_ROOT"
 "$XAL_ROOT/scripts/deps.sh"
 
 xal_log "configuring build/ ($XAL_BUILD_TYPE)"
+# Only what the job needs: the library, the backends and the tools (the
+# test command, scripts/test.sh, adds the tests to the same build/).
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$XAL_BUILD_TYPE" \
+  -DXAL_BUILD_TESTS=OFF -DXAL_BUILD_BENCH=OFF -DXAL_BUILD_EXAMPLES=OFF \
   "${XAL_CMAKE_BACKEND_OPTS[@]}"
 xal_log "building with $XAL_JOBS jobs"
 cmake --build build -j "$XAL_JOBS"

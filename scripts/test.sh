@@ -52,6 +52,7 @@ step "dependencies" "$XAL_ROOT/scripts/deps.sh" || finish
 # 1. The normal build, every test.
 if step "configure build/" cmake -S . -B build -G Ninja \
      -DCMAKE_BUILD_TYPE="$XAL_BUILD_TYPE" -DXAL_BUILD_TESTS=ON \
+     -DXAL_BUILD_BENCH=ON -DXAL_BUILD_EXAMPLES=ON \
      "${XAL_CMAKE_BACKEND_OPTS[@]}" &&
    step "build build/" cmake --build build -j "$XAL_JOBS"; then
   step "ctest build/ (all labels)" \
@@ -65,7 +66,21 @@ if step "python (scripts/python.sh)" "$XAL_ROOT/scripts/python.sh"; then
   step "torch (scripts/torch.sh)" "$XAL_ROOT/scripts/torch.sh"
 fi
 
-# 3. AddressSanitizer + UndefinedBehaviorSanitizer, unit tests: only what
+# 3. CMake's default generator (Unix Makefiles), as a user building the
+# ordinary way gets it: the core, its public-header checks and its unit
+# tests build and pass there too.
+if step "configure build-make/ (default generator)" cmake -S . -B build-make \
+     -DCMAKE_BUILD_TYPE="$XAL_BUILD_TYPE" -DXAL_BUILD_TESTS=ON -DXAL_BUILD_BENCH=OFF \
+     -DXAL_BUILD_TOOLS=OFF -DXAL_BUILD_CONFORMANCE=OFF -DXAL_BUILD_MPI=OFF \
+     -DXAL_BACKEND_CUDA=OFF -DXAL_BACKEND_HIP=OFF -DXAL_BACKEND_LEVELZERO=OFF \
+     -DXAL_BACKEND_OPENCL=OFF &&
+   step "build build-make/ (core tests)" cmake --build build-make -j "$XAL_JOBS" \
+     --target xal_core_test xal_core_c_api_test xal_core_c99_headers; then
+  step "ctest build-make/ (core)" ctest --test-dir build-make --output-on-failure \
+    -R '^xal_core_(test|c_api_test)$'
+fi
+
+# 4. AddressSanitizer + UndefinedBehaviorSanitizer, unit tests: only what
 # they run and load is built (the target xal-unit-tests).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

@@ -19,7 +19,7 @@ cd "$XAL_ROOT" || exit 1
 xal_clean_env
 
 start=$(date +%s)
-build=build-tsan
+build="build-tsan"
 
 xal_log "configuring $build/"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -52,6 +52,7 @@ done
 (( ${#cpus[@]} )) || cpus=(0)
 shards=$(( XAL_JOBS < ${#cpus[@]} ? XAL_JOBS : ${#cpus[@]} ))
 xal_log "ctest $build/ -L unit ($shards shard(s), one CPU each)"
+rm -f "$build"/tsan-shard-*.log
 pids=()
 for ((k = 0; k < shards; k++)); do
   taskset -c "${cpus[k]}" ctest --test-dir "$build" -L unit -I "$((k + 1)),,$shards" \

@@ -73,7 +73,7 @@ int make_handle(uint32_t index, uint32_t generation) noexcept {
 // The slot's label: `label` cut to fit, NUL-terminated.
 void copy_label(DeviceSlot& d, std::string_view label) noexcept {
   const size_t n = std::min(label.size(), sizeof d.label - 1);
-  std::memcpy(d.label, label.data(), n);
+  if (n != 0) std::memcpy(d.label, label.data(), n);
   std::memset(d.label + n, 0, sizeof d.label - n);
 }
 

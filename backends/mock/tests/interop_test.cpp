@@ -1,12 +1,7 @@
 // ABI 1.1 interop on the mock through the public ABI: memory and streams a
 // framework owns (xal_mem_import, xal_stream_import), host registration and
 // IPC handles between two processes, each with its bad inputs.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -18,8 +13,8 @@
 #include "xal/xal.h"
 #include "xal/xal_backend.h"
 #include "xal/xal_fault.h"
+#include "xaltest/interop.h"
 
-extern char** environ;
 
 namespace {
 
@@ -266,132 +261,34 @@ TEST_F(Interop, HostRegistration) {
   ASSERT_OK(xal_mem_free(dev0, p));
 }
 
-// A child process with pipes to its stdin and stdout.
-struct Child {
-  pid_t pid = -1;
-  FILE* in = nullptr;   // the child's stdin
-  FILE* out = nullptr;  // the child's stdout
-
-  static Child spawn(std::vector<std::string> args) {
-    int to[2], from[2];
-    Child c;
-    if (pipe(to) != 0 || pipe(from) != 0) return c;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-    posix_spawn_file_actions_addclose(&fa, to[1]);
-    posix_spawn_file_actions_addclose(&fa, from[0]);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (posix_spawn(&c.pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) c.pid = -1;
-    posix_spawn_file_actions_destroy(&fa);
-    close(to[0]);
-    close(from[1]);
-    c.in = fdopen(to[1], "w");
-    c.out = fdopen(from[0], "r");
-    return c;
-  }
-  std::string line() {
-    char buf[512] = "";
-    if (!fgets(buf, sizeof buf, out)) return "";
-    std::string s(buf);
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
-  }
-  int finish() {
-    if (in) fclose(in);
-    if (out) fclose(out);
-    in = out = nullptr;
-    int status = 0;
-    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-      return WEXITSTATUS(status);
-    return -1;
-  }
-};
-
-xal_ipc_handle_t parse_handle(const std::string& hex) {
-  xal_ipc_handle_t h{};
-  for (size_t i = 0; i < sizeof h.bytes && 2 * i + 1 < hex.size(); ++i)
-    h.bytes[i] = static_cast<uint8_t>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
-  return h;
-}
-
-std::string to_hex(const xal_ipc_handle_t& h) {
-  std::string s;
-  char b[3];
-  for (uint8_t v : h.bytes) {
-    std::snprintf(b, sizeof b, "%02x", v);
-    s += b;
-  }
-  return s;
-}
-
+// The IPC cases every backend with IPC handles runs (xaltest/interop.h),
+// against xal_ipc_peer, a second process that uses only xal.h.
 TEST_F(Interop, AnotherProcessWritesThroughAnIpcHandle) {
-  const size_t n = 3 * 4096 + 100;
-  std::vector<uint8_t> pattern(n);
-  for (size_t i = 0; i < n; ++i) pattern[i] = static_cast<uint8_t>((i * 7 + 1) & 0xff);
   xal_devptr_t p = 0;
-  ASSERT_OK(xal_mem_alloc(dev0, 512, &p));  // not at offset 0 of the arena
-  xal_devptr_t q = 0;
-  ASSERT_OK(xal_mem_alloc(dev0, n, &q));
-  ASSERT_OK(xal_memcpy_htod(s0, q, pattern.data(), n));
-  ASSERT_OK(xal_stream_synchronize(s0));
-  xal_ipc_handle_t h{};
-  ASSERT_OK(xal_mem_get_ipc_handle(dev0, q, &h));
-  Child c = Child::spawn({XAL_IPC_PEER, "import"});
-  ASSERT_GT(c.pid, 0);
-  std::fprintf(c.in, "%s\n", to_hex(h).c_str());
-  std::fflush(c.in);
-  EXPECT_EQ(c.line(), "ok " + std::to_string(n));
-  EXPECT_EQ(c.finish(), 0);
-  std::vector<uint8_t> back(n);
-  ASSERT_OK(xal_memcpy_dtoh(s0, back.data(), q, n));
-  ASSERT_OK(xal_stream_synchronize(s0));
-  for (size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], static_cast<uint8_t>((i * 3) & 0xff)) << i;
-  // This process cannot open its own handle; bad handles are refused.
-  xal_devptr_t r = 0;
-  EXPECT_STATUS(xal_mem_open_ipc_handle(dev0, &h, 0, &r, nullptr), XAL_ERROR_INVALID_ARGUMENT);
-  xal_ipc_handle_t junk{};
-  EXPECT_STATUS(xal_mem_open_ipc_handle(dev0, &junk, 0, &r, nullptr),
-                XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(xal_mem_open_ipc_handle(dev0, nullptr, 0, &r, nullptr),
-                XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(xal_mem_get_ipc_handle(dev0, q + 256, &h), XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(xal_mem_get_ipc_handle(dev0, q, nullptr), XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_STATUS(xal_mem_close_ipc_handle(dev0, q), XAL_ERROR_INVALID_ARGUMENT);
-  ASSERT_OK(xal_mem_free(dev0, q));
+  ASSERT_OK(xal_mem_alloc(dev0, 512, &p));  // the export is not at the arena's start
+  xaltest::ipc_export_to_a_child(dev0, s0, XAL_IPC_PEER);
   ASSERT_OK(xal_mem_free(dev0, p));
 }
 
-TEST_F(Interop, AnEndedExporterMakesTheImportersNextCallFail) {
-  Child c = Child::spawn({XAL_IPC_PEER, "export", "8192"});
+TEST_F(Interop, AChildsMemoryIsOpenedReadAndWrittenUntilItEnds) {
+  // A damaged mock part of a handle is refused by the mock (no vendor code).
+  xaltest::ipc_open_from_a_child(dev0, dev1, XAL_IPC_PEER, 0);
+}
+
+TEST_F(Interop, AKilledExporterMakesTheImportersNextCallFail) {
+  xaltest::ipc_exporter_killed(dev0, s0, XAL_IPC_PEER);
+}
+
+TEST_F(Interop, AHandleOfAnotherHostIsRefused) {
+  xaltest::Child c = xaltest::Child::spawn({XAL_IPC_PEER, "export", "4096"});
   ASSERT_GT(c.pid, 0);
-  const xal_ipc_handle_t h = parse_handle(c.line());
-  xal_devptr_t p = 0;
-  size_t bytes = 0;
-  ASSERT_OK(xal_mem_open_ipc_handle(dev0, &h, 0, &p, &bytes));
-  EXPECT_EQ(bytes, 8192u);
-  std::vector<uint8_t> back(bytes);
-  ASSERT_OK(xal_memcpy_dtoh(s0, back.data(), p, bytes));
-  ASSERT_OK(xal_stream_synchronize(s0));
-  EXPECT_EQ(back[5], static_cast<uint8_t>(36));
-  // A handle for another host or backend is refused.
-  xal_ipc_handle_t other = h;
-  other.bytes[40] ^= 0xff;  // inside the host identity (bytes 32..47)
+  xal_ipc_handle_t h = xaltest::parse_handle(c.line());
+  h.bytes[40] ^= 0xff;  // inside the host identity (bytes 32..47)
   xal_devptr_t r = 0;
-  EXPECT_STATUS(xal_mem_open_ipc_handle(dev0, &other, 0, &r, nullptr),
-                XAL_ERROR_INVALID_ARGUMENT);
-  kill(c.pid, SIGKILL);
+  EXPECT_STATUS(xal_mem_open_ipc_handle(dev0, &h, 0, &r, nullptr), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("another host"), std::string::npos);
+  c.send("done");
   c.finish();
-  EXPECT_STATUS(xal_memcpy_dtoh(s0, back.data(), p, bytes), XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(last_error().message).find("has ended"), std::string::npos);
-  EXPECT_STATUS(xal_mem_open_ipc_handle(dev1, &h, 0, &r, nullptr), XAL_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(last_error().message).find("has ended"), std::string::npos);
-  EXPECT_STATUS(xal_mem_free(dev0, p), XAL_ERROR_INVALID_ARGUMENT);
-  ASSERT_OK(xal_mem_close_ipc_handle(dev0, p));
-  EXPECT_STATUS(xal_mem_close_ipc_handle(dev0, p), XAL_ERROR_INVALID_ARGUMENT);
 }
 
 // The same through the fault backend: the entries are injection points.

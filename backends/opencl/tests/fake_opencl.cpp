@@ -131,6 +131,15 @@ std::condition_variable g_user_event_created;
 // Live buffers and queues (under g_mutex).
 std::set<cl_mem> g_buffers;
 std::set<cl_command_queue> g_queues;
+// Released queues are kept (a late query on one must not touch freed
+// memory) until the library is unloaded, which frees every queue.
+std::vector<cl_command_queue> g_released_queues;
+struct QueueReaper {
+  ~QueueReaper() {
+    for (cl_command_queue q : g_released_queues) delete q;
+    for (cl_command_queue q : g_queues) delete q;
+  }
+} g_queue_reaper;
 
 // The knobs of xal_fake_opencl_set, under g_mutex.
 struct Knobs {
@@ -359,7 +368,10 @@ FAKE_EXPORT cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue queue) {
 FAKE_EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue queue) {
   std::lock_guard lock(g_mutex);
   if (g_queues.count(queue) == 0) return CL_INVALID_COMMAND_QUEUE;
-  if (--queue->refs == 0) g_queues.erase(queue);
+  if (--queue->refs == 0) {
+    g_queues.erase(queue);
+    g_released_queues.push_back(queue);
+  }
   return CL_SUCCESS;
 }
 
