@@ -70,7 +70,11 @@ struct DeviceState {
   // share (null on whole cards: one branch per submit). On a card split into
   // partitions: `partitioned` is set and the card refuses work.
   std::shared_ptr<PartitionInfo> partition;
-  ComputeShare* share = nullptr;  // owned by `partition`
+  ComputeShare* share = nullptr;  // owned by `partition`, or card_time
+  // A whole card's device-time meter while the shared ledger is on
+  // (XAL_QUOTA_LEDGER): a share of 100% that never throttles, so that the
+  // job's usage has device time on whole cards too (quota_shared.cpp).
+  std::shared_ptr<ComputeShare> card_time;
   std::atomic<bool> partitioned{false};
   // How often xal_device_reset (of the device or of its card) released its
   // allocations, streams and events; named in the errors of stale pointers.

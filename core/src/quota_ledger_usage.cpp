@@ -80,7 +80,16 @@ void QuotaLedger::publish(int handle, const ProcessUsage& usage, uint64_t now_ns
     e->usage = usage;
     advance(e->window, usage.busy_ns, now_ns);
   }
-  advance(d.window, d.bucket.busy_ns.load(std::memory_order_relaxed), now_ns);
+  // The job's device time: its bucket's on a partition; on a whole card (no
+  // bucket to draw from) the sum of its live processes' device times.
+  uint64_t job_busy = d.bucket.busy_ns.load(std::memory_order_relaxed);
+  if (d.bucket.percent.load(std::memory_order_relaxed) == 0) {
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < used_entries(d); ++i)
+      if (d.processes[i].pid != 0) sum += d.processes[i].usage.busy_ns;
+    job_busy = std::max(job_busy, sum);
+  }
+  advance(d.window, job_busy, now_ns);
   reclaim_slot(slot);
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "compute_share.hpp"
 #include "ledger_publisher.hpp"
 #include "partition.hpp"
 #include "xal_common/strings.hpp"
@@ -135,8 +136,15 @@ void shared_quota_open(Runtime& rt) {
                     "; quotas stay per process").c_str());
     return;
   }
-  for (DeviceObj* d : rt.devices)
+  for (DeviceObj* d : rt.devices) {
     resolve(*b, d, d->state->ledger_slot.load(std::memory_order_acquire));
+    // Whole cards measure the device time of their work (a share of 100%
+    // never waits); partitions have their own share.
+    if (!d->state->partition && !d->state->share) {
+      d->state->card_time = std::make_shared<ComputeShare>(100);
+      d->state->share = d->state->card_time.get();
+    }
+  }
   b->publisher = std::make_unique<LedgerPublisher>(*b->ledger);
   g_binding.store(b.release(), std::memory_order_release);
 }
@@ -245,6 +253,10 @@ bool shared_quota_usage(DeviceObj* d, LedgerUsage* out) {
 void shared_compute_attach(DeviceObj* d) {
   ComputeShare* share = d->state->share;
   if (!share) return;
+  if (!d->state->partition) {  // a whole card's meter: no job bucket to draw from
+    share->set_bucket(nullptr);
+    return;
+  }
   SharedBucket* bucket = nullptr;
   int slot = -1;
   Binding* b = bound(d, &slot);

@@ -245,3 +245,57 @@ TEST_F(MultiProcessShareLost, ADeviceLostOnOnePartitionLeavesTheOtherAtItsShare)
   EXPECT_EQ(job_row(rows, 30)->processes, 3u);
   EXPECT_GT(job_row(rows, 30)->errors, 0u);
 }
+
+// A job on a whole card (no partition): its device time is measured too,
+// without throttling, so per-job utilization covers whole cards.
+class MultiProcessWholeCardJob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    job = "xal-share-card-" + std::to_string(getpid());
+    setenv("XAL_MOCK_DEVICES", R"([{"profile":"a100-40g","bandwidth_gbps":0.25}])", 1);
+    setenv("XAL_BACKENDS", XAL_MOCK_PLUGIN, 1);
+    unsetenv("XAL_PARTITIONS");
+    setenv("XAL_QUOTA_LEDGER", job.c_str(), 1);
+    setenv("XAL_QUOTA_WORKER_DEVICE", "0", 1);
+    worker = std::make_unique<QuotaWorker>();
+    ASSERT_EQ(worker->greeting(), "ready");
+  }
+  void TearDown() override {
+    worker.reset();
+    xal::core::QuotaLedger::unlink(job);
+    for (const char* v : {"XAL_BACKENDS", "XAL_MOCK_DEVICES", "XAL_QUOTA_LEDGER",
+                          "XAL_QUOTA_WORKER_DEVICE"})
+      unsetenv(v);
+  }
+  std::string job;
+  std::unique_ptr<QuotaWorker> worker;
+};
+
+TEST_F(MultiProcessWholeCardJob, ItsDeviceTimeAndUtilizationAreMeasured) {
+  const int64_t begin = now_ns() + 200 * kMs, end = begin + 1600 * kMs;
+  ASSERT_TRUE(worker->send("copies " + std::to_string(begin) + " " + std::to_string(end) + " " +
+                           std::to_string(begin) + " " + std::to_string(end)));
+  // Read while the worker copies (its entry goes once it holds nothing).
+  const int64_t t0 = begin + 300 * kMs, t1 = end - 200 * kMs;
+  sleep_until_ns(t0);
+  const auto rows0 = read_ledger(job);
+  sleep_until_ns(t1);
+  const auto rows1 = read_ledger(job);
+  const std::string reply = worker->reply();
+  EXPECT_GT(copied(reply), 0u) << reply;
+  const xal_ledger_row_t* r0 = job_row(rows0, 0);
+  const xal_ledger_row_t* r1 = job_row(rows1, 0);
+  ASSERT_NE(r0, nullptr) << "no job row for the whole card";
+  ASSERT_NE(r1, nullptr) << "no job row for the whole card";
+  const double fraction =
+      static_cast<double>(r1->busy_ns - r0->busy_ns) / static_cast<double>(t1 - t0);
+  std::printf("a job saturating a whole card: device time %.3f of the window, "
+              "utilization %.1f %%\n", fraction, r1->utilization_percent);
+  // Throttled copies keep the card busy the whole window: nearly all of it
+  // is device time (and none of it throttled: a whole card has no share).
+  // The ledger is published every 100 ms: the window's ends are that coarse.
+  EXPECT_GT(fraction, 0.75);
+  EXPECT_LT(fraction, 1.25);
+  EXPECT_GT(r1->utilization_percent, 50.0);
+  EXPECT_EQ(r1->compute_percent, 0u);
+}

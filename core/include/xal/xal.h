@@ -353,7 +353,7 @@ typedef struct xal_job_process_t {
   uint64_t limit_bytes;  /* the limit it set, 0: none */
   /* ABI 1.1, job usage: what the process did on the device through xal,
    * as it last published it (about every 100 ms). */
-  uint64_t busy_ns;             /* device time of its work (partitions) */
+  uint64_t busy_ns;             /* device time of its work */
   double utilization_percent;   /* of its last window of about 1 s */
   uint64_t bytes_copied;        /* htod, dtoh, dtod and peer together */
   uint64_t collective_calls;
