@@ -16,6 +16,7 @@ required=(
   libtbb-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   file binutils python3
+  clang-14 libclang-rt-14-dev
 )
 optional=(
   libopenmpi-dev openmpi-bin

@@ -18,17 +18,21 @@ set -uo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "$0")/common.sh"
 cd "$XAL_ROOT" || exit 1
-xal_clean_env
-
 target=${1:-all}
 seconds=${2:-60}
 timeout=${XAL_FUZZ_TIMEOUT:-10}
 rss_mb=${XAL_FUZZ_RSS_MB:-2048}
+xal_clean_env
 build="build-fuzz"
 src=tests/fuzz
 
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || (( seconds == 0 )); then
   xal_log "SECONDS must be a positive integer, got '$seconds'"
+  exit 2
+fi
+if [[ "$target" != all && "$target" != list ]] &&
+   ! grep -qE "xal_fuzz_target\($target( |$)" "$src/CMakeLists.txt"; then
+  xal_log "no target '$target' (scripts/fuzz.sh list)"
   exit 2
 fi
 if ! command -v clang++-14 >/dev/null; then

@@ -95,4 +95,12 @@ if step "configure build-asan/" cmake -S . -B build-asan -G Ninja \
     ctest --test-dir build-asan -L unit --output-on-failure -j "$XAL_JOBS"
 fi
 
+# 5. Fuzzing, a short fixed budget: every libFuzzer target of tests/fuzz/
+# (clang-14, ASan+UBSan) for a few seconds on its seed corpus; the long
+# runs are scripts/fuzz.sh's (docs/RELIABILITY.md). ThreadSanitizer has a
+# script of its own, scripts/tsan.sh (16 min on 2 cores: past this
+# command's budget).
+step "fuzz (scripts/fuzz.sh all ${XAL_FUZZ_SECONDS:-5})" \
+  "$XAL_ROOT/scripts/fuzz.sh" all "${XAL_FUZZ_SECONDS:-5}"
+
 finish
