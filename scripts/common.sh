@@ -26,3 +26,29 @@ xal_clean_env() {
     [[ "$v" == XAL_JOBS || "$v" == XAL_BUILD_TYPE ]] || unset "$v"
   done
 }
+
+# Timed stages of a script (python.sh, torch.sh): `xal_stage NAME cmd...`
+# runs the command and records its time; on failure it prints the times so
+# far and "<script>: FAIL (NAME, exit N)" and exits 1. `xal_stage_report`
+# prints the times and the total since the script sourced this file.
+xal_stage_start=$(date +%s)
+xal_stage_times=()
+xal_stage_report() {
+  printf '\n'
+  printf '  %s\n' "${xal_stage_times[@]}"
+  printf '  %-28s %4ds\n' total $(( $(date +%s) - xal_stage_start ))
+}
+xal_stage() {
+  local name=$1 t0 rc
+  shift
+  xal_log "== $name"
+  t0=$(date +%s)
+  "$@"
+  rc=$?
+  xal_stage_times+=("$(printf '%-28s %4ds' "$name" $(( $(date +%s) - t0 )))")
+  if (( rc != 0 )); then
+    xal_stage_report
+    printf '%s: FAIL (%s, exit %d)\n' "$(basename "$0" .sh).sh" "$name" "$rc"
+    exit 1
+  fi
+}

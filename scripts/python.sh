@@ -30,27 +30,6 @@ VENV="$XAL_ROOT/.venv"
 PACKAGES=(numpy torch "jax[cpu]" pytest nanobind scikit-build-core)
 export PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 
-start=$(date +%s)
-timings=()
-stage() {  # stage NAME command...: runs it, records its time, stops on failure
-  local name=$1 t0 rc
-  shift
-  xal_log "== $name"
-  t0=$(date +%s)
-  "$@"
-  rc=$?
-  timings+=("$(printf '%-28s %4ds' "$name" $(( $(date +%s) - t0 )))")
-  if (( rc != 0 )); then
-    report
-    printf 'python.sh: FAIL (%s, exit %d)\n' "$name" "$rc"
-    exit 1
-  fi
-}
-report() {
-  printf '\n'
-  printf '  %s\n' "${timings[@]}"
-  printf '  %-28s %4ds\n' total $(( $(date +%s) - start ))
-}
 
 as_root() {
   if [[ "$(id -u)" == 0 ]]; then "$@"
@@ -105,13 +84,13 @@ run_tests() {
   fi
 }
 
-stage "system packages" system_packages
-stage "virtual environment" make_venv
+xal_stage "system packages" system_packages
+xal_stage "virtual environment" make_venv
 if [[ $mode == cmake ]]; then
-  stage "build (build-py/)" cmake_build
+  xal_stage "build (build-py/)" cmake_build
 else
-  stage "pip install ./python" wheel_install
+  xal_stage "pip install ./python" wheel_install
 fi
-stage "pytest" run_tests
-report
+xal_stage "pytest" run_tests
+xal_stage_report
 printf 'python.sh: PASS\n'

@@ -19,27 +19,6 @@ VENV_PY="$XAL_ROOT/.venv/bin/python"
 BUILD="$XAL_ROOT/build-py"
 export PYTHONDONTWRITEBYTECODE=1
 
-start=$(date +%s)
-timings=()
-report() {
-  printf '\n'
-  printf '  %s\n' "${timings[@]}"
-  printf '  %-28s %4ds\n' total $(( $(date +%s) - start ))
-}
-stage() {  # stage NAME command...: runs it, records its time, stops on failure
-  local name=$1 t0 rc
-  shift
-  xal_log "== $name"
-  t0=$(date +%s)
-  "$@"
-  rc=$?
-  timings+=("$(printf '%-28s %4ds' "$name" $(( $(date +%s) - t0 )))")
-  if (( rc != 0 )); then
-    report
-    printf 'torch.sh: FAIL (%s, exit %d)\n' "$name" "$rc"
-    exit 1
-  fi
-}
 
 check_venv() {
   if ! "$VENV_PY" -c 'import torch, pytest' 2>/dev/null; then
@@ -68,9 +47,9 @@ run_tests() {
   "$VENV_PY" -m pytest -q -p no:cacheprovider "$XAL_ROOT/frameworks/torch/tests"
 }
 
-stage "virtual environment" check_venv
-stage "build xal (build-py/)" build_xal
-stage "build xal_torch._C" build_extension
-stage "pytest" run_tests
-report
+xal_stage "virtual environment" check_venv
+xal_stage "build xal (build-py/)" build_xal
+xal_stage "build xal_torch._C" build_extension
+xal_stage "pytest" run_tests
+xal_stage_report
 printf 'torch.sh: PASS\n'
