@@ -79,6 +79,12 @@ std::optional<uint64_t> parse_bytes(std::string_view text, std::string* error) {
   return static_cast<uint64_t>(std::round(v));
 }
 
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 std::string format_bytes(uint64_t bytes) {
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(bytes);

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "entries.h"
+#include "xal_common/strings.hpp"
 #include "status_map.h"
 
 namespace xal::cuda {
@@ -19,11 +20,7 @@ static_assert(sizeof(CUipcMemHandle) == XAL_IPC_VENDOR_BYTES,
 
 namespace {
 
-std::string hex(uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%" PRIx64, value);
-  return text;
-}
+using common::hex;
 
 std::string device_name(const xal_bdevice_s* device) {
   return "device " + std::to_string(device->index) + " (CUDA device " +

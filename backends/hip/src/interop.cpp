@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "entries.h"
+#include "xal_common/strings.hpp"
 #include "errors.h"
 #include "status_map.h"
 
@@ -14,11 +15,7 @@ namespace {
 
 static_assert(sizeof(hipIpcMemHandle_t) <= XAL_IPC_VENDOR_BYTES);
 
-std::string hex(uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%" PRIx64, value);
-  return text;
-}
+using common::hex;
 
 std::string ordinal_text(const xal_bdevice_s* device) {
   return "HIP device " + std::to_string(device->ordinal);

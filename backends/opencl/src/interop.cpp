@@ -6,6 +6,7 @@
 // the caller's reference keeps it alive. OpenCL has no IPC.
 #include "backend.h"
 #include "entries.h"
+#include "xal_common/strings.hpp"
 #include "xal_opencl.h"
 
 #include <cinttypes>
@@ -14,11 +15,7 @@
 namespace xal::opencl {
 namespace {
 
-std::string hex(uint64_t v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "0x%" PRIx64, v);
-  return text;
-}
+using common::hex;
 
 template <typename T>
 cl_int mem_info(const ClApi& api, cl_mem mem, cl_mem_info what, T& out) {

@@ -22,6 +22,9 @@ std::optional<uint64_t> parse_bytes(std::string_view text,
 // "1.50 GiB", "512 B" ...
 std::string format_bytes(uint64_t bytes);
 
+// `value` as "0x" and lower-case hex digits ("0x7f3a00").
+std::string hex(uint64_t value);
+
 // Splits on any character of `separators`; empty pieces are dropped when
 // `keep_empty` is false.
 std::vector<std::string> split(std::string_view text,
