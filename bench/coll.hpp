@@ -37,7 +37,11 @@ struct MpiPlace {
 };
 bool mpi_inside();
 int mpi_relaunch(int np, int argc, char** argv, const std::string& note,
-                 const std::vector<MpiRow>& baseline);
+                 const std::vector<MpiRow>& baseline, const char* subcommand = "coll");
+
+// xal-bench sendrecv and alltoallv (p2p_bench.cpp); argv[0] is the
+// subcommand. Returns the exit status.
+int p2p_main(int argc, char** argv);
 std::string mpi_start(uint32_t local, MpiPlace& place);
 xal_status_t mpi_comm_create(const xal_device_t* devs, uint32_t n, xal_comm_t* out);
 std::string mpi_baseline(std::vector<MpiRow>& out);

@@ -32,7 +32,7 @@ bool mpi_inside() {
 }
 
 int mpi_relaunch(int np, int argc, char** argv, const std::string& note,
-                 const std::vector<MpiRow>& baseline) {
+                 const std::vector<MpiRow>& baseline, const char* subcommand) {
   // The baseline for rank 0: the note, then "bytes time_us" lines.
   const std::string file = (std::filesystem::temp_directory_path() /
                             ("xal-bench-mpi-" + std::to_string(getpid()) + ".txt")).string();
@@ -44,7 +44,7 @@ int mpi_relaunch(int np, int argc, char** argv, const std::string& note,
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   std::vector<std::string> args = {"mpirun", "--oversubscribe", "--bind-to", "none", "-np",
-                                   std::to_string(np), ec ? std::string("xal-bench") : self, "coll"};
+                                   std::to_string(np), ec ? std::string("xal-bench") : self, subcommand};
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());

@@ -21,6 +21,7 @@
 #include "coll.hpp"
 #include "session.hpp"
 #include "subcommands.hpp"
+#include "train.hpp"
 
 namespace {
 
@@ -32,6 +33,12 @@ void usage(std::ostream& out) {
   }
   out << "  coll\n      collectives, nccl-tests style, beside MPI_Allreduce"
          " (xal-bench coll --help)\n";
+  out << "  sendrecv\n      xal_send/xal_recv bandwidth vs memcpy, or with --mpi between"
+         " two processes vs MPI_Sendrecv (xal-bench sendrecv --help)\n";
+  out << "  alltoallv\n      xal_alltoallv over processes vs MPI_Alltoallv"
+         " (xal-bench alltoallv --help)\n";
+  out << "  train\n      heterogeneous training on mock cards: efficiency of mixed sets,"
+         " loss checked (xal-bench train --help)\n";
   out << "  all\n      every subcommand above\n"
          "  list\n      print this list\n\n"
          "Flags after the subcommand go to Google Benchmark, e.g.\n"
@@ -51,6 +58,9 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (command == "coll") return xal::bench::coll_main(argc - 1, argv + 1);
+  if (command == "sendrecv" || command == "alltoallv")
+    return xal::bench::p2p_main(argc - 1, argv + 1);
+  if (command == "train") return xal::bench::train_main(argc - 1, argv + 1);
   bool found = false;
   for (const auto& sub : xal::bench::subcommands()) {
     if (command == "all" || command == sub.name) {

@@ -22,6 +22,7 @@ optional=(
   libopenmpi-dev openmpi-bin
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libze-dev libamdhip64-dev libcpp-httplib-dev curl prometheus
+  iproute2  # `ip netns`: the torch backend's two-host test (frameworks/torch)
 )
 
 log() { printf 'deps.sh: %s\n' "$*" >&2; }

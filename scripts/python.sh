@@ -9,6 +9,8 @@
 #   scripts/python.sh            venv, CMake build in build-py/, pytest
 #   scripts/python.sh --wheel    venv, `pip install ./python` (what a user
 #                                does), pytest against the installed package
+#   scripts/python.sh --venv     the virtual environment only (test.sh makes
+#                                it while the C++ build runs)
 #
 # XAL_JOBS sets the build parallelism (default: every core);
 # XAL_PY_UPGRADE=1 upgrades the Python packages of an existing .venv/.
@@ -22,7 +24,8 @@ mode=cmake
 case "${1:-}" in
   "") ;;
   --wheel) mode=wheel ;;
-  *) echo "usage: scripts/python.sh [--wheel]" >&2; exit 2 ;;
+  --venv) mode=venv ;;
+  *) echo "usage: scripts/python.sh [--wheel|--venv]" >&2; exit 2 ;;
 esac
 
 PY=/usr/bin/python3   # Debian's interpreter, whatever python3 is first on PATH
@@ -86,6 +89,11 @@ run_tests() {
 
 xal_stage "system packages" system_packages
 xal_stage "virtual environment" make_venv
+if [[ $mode == venv ]]; then
+  xal_stage_report
+  printf 'python.sh: PASS (virtual environment)\n'
+  exit 0
+fi
 if [[ $mode == cmake ]]; then
   xal_stage "build (build-py/)" cmake_build
 else

@@ -5,7 +5,9 @@
 # xal_torch._C against the torch of the project's virtual environment
 # (.venv/, made by scripts/python.sh) and runs its pytest suite
 # (frameworks/torch/tests: every op at 2 and 4 ranks against Gloo and a
-# local reference, dead and hung ranks, DDP against Gloo). Prints how long
+# local reference, dead and hung ranks, faults injected by fault:mock into
+# training, DDP and FSDP against Gloo, two hosts in network namespaces when
+# root). Prints how long
 # each stage took; exits non-zero when any stage fails.
 #
 # XAL_JOBS sets the build parallelism (default: every core).

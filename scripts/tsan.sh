@@ -7,6 +7,15 @@
 # each with the reason it is not a race in xal.
 #
 #   ./scripts/tsan.sh
+#   ./scripts/tsan.sh --ci
+#
+# --ci: the reduced stage of scripts/test.sh, a few minutes from an empty
+# build folder: builds only the concurrency stress program xal_soak
+# (tests/soak/soak_local.cpp) with libxal, the mock and the fault backend,
+# with ThreadSanitizer (gcc, -O1 -g1) into build-tsan-ci/, and runs it
+# bounded by work (2 cycles of xal_init .. xal_shutdown, 4 workers of 100
+# rounds each, the collectives, faults, device resets and partition
+# threads; see the program's comment) on one CPU.
 #
 # XAL_JOBS sets the build and test parallelism (default: every core).
 # The vendor backends (their simulated drivers) and MPI are left out:
@@ -21,6 +30,47 @@ xal_clean_env
 start=$(date +%s)
 build="build-tsan"
 
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 \
+suppressions=$XAL_ROOT/tests/tsan.supp ${TSAN_OPTIONS:-}"
+
+if [[ "${1:-}" == --ci ]]; then
+  build="build-tsan-ci"
+  xal_log "configuring $build/"
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    "-DCMAKE_C_FLAGS_DEBUG=-g1 -O1" "-DCMAKE_CXX_FLAGS_DEBUG=-g1 -O1" \
+    -DXAL_SANITIZE=thread -DXAL_BUILD_TESTS=ON -DXAL_BUILD_BENCH=OFF \
+    -DXAL_BUILD_TOOLS=OFF -DXAL_BUILD_CONFORMANCE=OFF -DXAL_BUILD_EXAMPLES=OFF \
+    -DXAL_BUILD_MPI=OFF -DXAL_BACKEND_CUDA=OFF -DXAL_BACKEND_HIP=OFF \
+    -DXAL_BACKEND_LEVELZERO=OFF -DXAL_BACKEND_OPENCL=OFF >/dev/null || exit 1
+  xal_log "building $build/ (xal_soak)"
+  cmake --build "$build" -j "$XAL_JOBS" --target xal_soak >"$build/tsan-build.log" 2>&1 || {
+    tail -30 "$build/tsan-build.log"
+    exit 1
+  }
+  built=$(date +%s)
+  # One CPU, for oneTBB's sake (see below).
+  cpu=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*\([0-9]*\).*/\1/p' /proc/self/status)
+  xal_log "running xal_soak under ThreadSanitizer on CPU ${cpu:-0}"
+  XAL_BACKENDS=fault:mock XAL_MOCK_DEVICES='4*a100-40g' \
+    XAL_FAULTS='seed=1;memcpy_dtoh=name(bg_delay)device(2)every(64)delay(1)' \
+    taskset -c "${cpu:-0}" "$build/bin/xal_soak" --cycles 2 --rounds 100 --threads 4 \
+    >"$build/tsan-run.log" 2>&1
+  rc=$?
+  reports=$(grep -c 'WARNING: ThreadSanitizer' "$build/tsan-run.log" || true)
+  grep -A30 -m3 'WARNING: ThreadSanitizer' "$build/tsan-run.log"
+  tail -3 "$build/tsan-run.log"
+  (( reports == 0 )) || rc=1
+  end=$(date +%s)
+  xal_log "$reports ThreadSanitizer report(s); build $((built - start)) s, run $((end - built)) s"
+  if (( rc == 0 )); then
+    printf 'tsan.sh --ci: PASS in %dm%02ds\n' $(((end - start) / 60)) $(((end - start) % 60))
+  else
+    printf 'tsan.sh --ci: FAIL in %dm%02ds (log %s)\n' $(((end - start) / 60)) \
+      $(((end - start) % 60)) "$build/tsan-run.log"
+  fi
+  exit "$rc"
+fi
+
 xal_log "configuring $build/"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   "-DCMAKE_C_FLAGS_DEBUG=-g -O1" "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" \
@@ -29,9 +79,6 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DXAL_BACKEND_LEVELZERO=OFF -DXAL_BACKEND_OPENCL=OFF >/dev/null || exit 1
 xal_log "building $build/ (xal-unit-tests)"
 cmake --build "$build" -j "$XAL_JOBS" --target xal-unit-tests || exit 1
-
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 \
-suppressions=$XAL_ROOT/tests/tsan.supp ${TSAN_OPTIONS:-}"
 
 # Each ctest runs on one CPU of its own (taskset), with every XAL_JOBS-th
 # test (-I). On one CPU oneTBB runs a parallel_for's body on the calling

@@ -351,7 +351,7 @@ step() {
 # OUT_DIR/earlier-<time>/, so that this run's summary shows only its own
 # results (a step not run now would otherwise show the old ones).
 set_earlier_aside() {
-  local names=(summary.txt system.txt nvidia-smi-q.txt preflight.log xal-info.json
+  local names=(summary.txt system.txt nvidia-smi-q.txt preflight.log xal-info.json device-count
                interop.json conformance.json conformance.xml bench-copy.json bench-dispatch.json
                raw_vs_xal.json) found=() s f
   for s in "${ALL_STEPS[@]}"; do names+=("$s.log"); done
@@ -400,10 +400,7 @@ write_summary() {
       echo
     fi
     if [[ -f "$OUT_DIR/rawbench.log" ]]; then
-      echo "raw CUDA against xal (targets: copies >= 0.98 from 1 MiB, launch <= +0.2 us;"
-      echo "H2D/D2H judged against raw copies from registered pages, as xal_host_alloc's;"
-      echo "D2D and launch: raw and xal interleaved in one process state, same memory):"
-      cat "$OUT_DIR/rawbench.log"
+      cat "$OUT_DIR/rawbench.log"  # its targets head it
     fi
     if [[ -f "$OUT_DIR/nccl.log" ]]; then
       echo
@@ -544,7 +541,8 @@ run_checks() {
   fi
   write_summary
 
-  step --stdout "$OUT_DIR/xal-info.json" xal-info 20 "$bin/xal-info" --json
+  step --stdout "$OUT_DIR/xal-info.json" xal-info 20 "$bin/xal-info" --json \
+    --device-count-to "$OUT_DIR/device-count"
   if [[ -x "$bin/xal-smi" ]]; then
     step xal-smi 15 "$bin/xal-smi" --json
   else
@@ -649,9 +647,9 @@ run_checks() {
       [[ -e "$bundle/lib/cuda-sim/libxalsim-nccl.so" ]] &&
         nccl="$bundle/lib/cuda-sim/libxalsim-nccl.so"
     else
-      nccl="$(bounded 10 ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 /{print $NF; exit}')"
-      [[ -n "$nccl" ]] || nccl="$(bounded 20 find /usr/lib /usr/local /opt -name libnccl.so.2 \
-                                  2>/dev/null | head -1)"
+      # The dynamic loader's pick, else one under /usr/lib, /usr/local or
+      # /opt (PyTorch's wheels bring one there).
+      nccl="$(bounded 30 "$bin/xal-info" --locate libnccl.so.2 2>/dev/null)"
     fi
     if [[ -n "$nccl" ]]; then
       echo "nccl: $nccl" >>"$OUT_DIR/system.txt"
@@ -666,19 +664,19 @@ run_checks() {
   # The plugin's own collectives without NCCL (XAL_CUDA_COLLECTIVES=peer):
   # every collective checked, then allreduce timed on the core's path and
   # on this one. A machine with one CUDA device (one H200) has one rank:
-  # left out there. The device count comes from xal-info.json (the
-  # xal-info step's; made here, time-limited, when --only left it out).
+  # left out there. The device count is xal-info's (device-count, written
+  # by the xal-info step; made here, time-limited, when --only left it out).
   if ! wanted peer-collectives; then
     skipped peer-collectives "not run (--only)"
   elif [[ ! -x "$bin/collectives_check" || ! -x "$bin/xal-bench" ]]; then
     skipped peer-collectives "MISSING from the bundle"
   else
     if ! wanted xal-info; then
-      bounded 20 "$bin/xal-info" --json >"$OUT_DIR/xal-info.json" 2>"$OUT_DIR/xal-info.log"
+      bounded 20 "$bin/xal-info" --json --device-count-to "$OUT_DIR/device-count" \
+        >"$OUT_DIR/xal-info.json" 2>"$OUT_DIR/xal-info.log"
     fi
-    local ncuda
-    ncuda="$(grep -m1 -o '"device_count": *[0-9]*' "$OUT_DIR/xal-info.json" 2>/dev/null |
-             grep -o '[0-9]*$')"
+    local ncuda=""
+    [[ -f "$OUT_DIR/device-count" ]] && read -r ncuda <"$OUT_DIR/device-count"
     if ((${ncuda:-0} < 2)); then
       skipped peer-collectives "needs two CUDA devices (found ${ncuda:-none})"
     else

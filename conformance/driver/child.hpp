@@ -1,5 +1,6 @@
-// Runs a program as a child process (its own process group), with extra
-// environment, output to a file, a time limit and a callback while it runs.
+// Runs the suite as a child process (its own process group), with extra
+// environment, output to a file, a time limit and a callback while it runs:
+// xal-conform's use of the tools' runner (xal_common/child_process.hpp).
 #pragma once
 
 #include <functional>

@@ -66,12 +66,18 @@ int run(int argc, char** argv) {
   std::string backend, report_path, junit_path, suite_path, known_path;
   std::vector<int> devices;
   std::vector<std::string> groups;
+  std::string test;
   bool quick = false, list = false, verbose = false, keep_temp = false,
-       strict = false, no_known = false;
+       strict = false, no_known = false, backend_dev = false;
   double timeout_s = 0;
   app.add_option("--backend", backend, "Test only the devices of this backend");
   app.add_option("--device", devices, "Test only this device (global index; repeatable)");
   app.add_option("--group", groups, "Run only this group (repeatable)");
+  app.add_option("--test", test, "Run only this test (its name as --list prints it)");
+  app.add_flag("--backend-dev", backend_dev,
+               "For backend authors: one group (--group) or test (--test) of the backend "
+               "named by --backend, every call of its plugin table traced to stderr with "
+               "its arguments and status, stop at the first failure");
   app.add_flag("--quick", quick, "Quick mode for CI: fewer sizes and repetitions; "
                                  "parity targets reported, not checked");
   app.add_option("--report", report_path, "Write the JSON report to FILE");
@@ -92,6 +98,13 @@ int run(int argc, char** argv) {
     return *status;
   }
 
+  if (backend_dev) {
+    if (backend.empty()) return usage_error("--backend-dev needs --backend NAME");
+    if (groups.size() + (test.empty() ? 0 : 1) != 1) {
+      return usage_error("--backend-dev runs one group (--group) or one test (--test)");
+    }
+    verbose = true;
+  }
   // Output files are checked before anything runs.
   for (const std::string* path : {&report_path, &junit_path}) {
     if (path->empty()) continue;
@@ -141,11 +154,30 @@ int run(int argc, char** argv) {
   options.env["XAL_CONFORM_DEVICES"] = selected;
   options.env["XAL_CONFORM_BACKEND"] = backend;
   options.env["XAL_CONFORM_QUICK"] = quick ? "1" : "0";
+  if (backend_dev) {
+    options.env["XAL_TRACE_ENTRIES"] = backend;  // the core's table tracing
+    options.fail_fast = true;
+  }
 
-  const TestList tests = list_tests(options);
+  TestList tests = list_tests(options);
   if (!tests.error.empty()) {
     std::fprintf(stderr, "xal-conform: %s\n", tests.error.c_str());
     return kExitFailed;
+  }
+  if (!test.empty()) {  // the list narrowed to that test
+    const std::string group = group_of(test);
+    const auto found = tests.tests.find(group);
+    if (found == tests.tests.end() ||
+        std::find(found->second.begin(), found->second.end(), test) == found->second.end()) {
+      return usage_error("unknown test '" + test + "' (see --list)");
+    }
+    if (!groups.empty() && std::find(groups.begin(), groups.end(), group) == groups.end()) {
+      return usage_error("the test '" + test + "' is not in the groups given");
+    }
+    tests.tests = {{group, {test}}};
+    tests.groups = {group};
+    groups = {group};
+    options.listed_tests_only = true;
   }
   std::vector<std::string> run_list;
   for (const std::string& g : groups) {

@@ -215,9 +215,16 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
   for (const auto& g : groups) total += list.tests.at(g).size();
   Progress progress(total, options.progress_tty, device_names);
 
+  // --backend-dev: nothing more runs after the first failed test.
+  auto stop_now = [&] {
+    return options.fail_fast &&
+           std::any_of(run.tests.begin(), run.tests.end(),
+                       [](const TestResult& t) { return t.outcome == kFailed; });
+  };
   for (const std::string& group : groups) {
+    if (stop_now()) break;
     std::vector<std::string> remaining = list.tests.at(group);
-    for (int attempt = 0; !remaining.empty(); ++attempt) {
+    for (int attempt = 0; !remaining.empty() && !stop_now(); ++attempt) {
       const std::string stem = options.work_dir + "/" + group + "-" + std::to_string(attempt);
       const std::string events_path = stem + ".jsonl", log_path = stem + ".log";
       EventReader reader(events_path);
@@ -245,6 +252,16 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
           f.device = device_field(e, "device");
           run.figures.push_back(std::move(f));
         } else if (kind == "end") {
+          // After a failure in fail-fast mode the suite skips the rest: not
+          // results (they did not run).
+          if (options.fail_fast && (stop_now() || std::any_of(ended.begin(), ended.end(),
+                                                              [](const auto& t) {
+                                                                return t.second.outcome ==
+                                                                       kFailed;
+                                                              }))) {
+            running.clear();
+            return;
+          }
           TestResult r;
           r.name = test;
           r.group = group_of(test);
@@ -268,12 +285,15 @@ RunResult run_groups(const RunnerOptions& options, const TestList& list,
       };
       std::map<std::string, std::string> env = options.env;
       env["XAL_CONFORM_EVENTS"] = events_path;
-      const std::string filter =
-          attempt == 0 ? group + "/*:" + group + ".*" : join(remaining, ":");
+      const std::string filter = attempt == 0 && !options.listed_tests_only
+                                     ? group + "/*:" + group + ".*"
+                                     : join(remaining, ":");
+      std::vector<std::string> args = {options.suite_path, "--gtest_filter=" + filter,
+                                       "--gtest_color=no"};
+      if (options.fail_fast) args.push_back("--gtest_fail_fast");
       const auto child_start = std::chrono::steady_clock::now();
       const ChildResult child =
-          run_child({options.suite_path, "--gtest_filter=" + filter, "--gtest_color=no"},
-                    env, log_path, options.group_timeout_s, poll);
+          run_child(args, env, log_path, options.group_timeout_s, poll);
       if (options.verbose) std::fputs(file_tail(log_path, 1 << 20).c_str(), stderr);
       const double child_ms = std::chrono::duration<double, std::milli>(
                                   std::chrono::steady_clock::now() - child_start).count();

@@ -21,6 +21,10 @@ struct RunnerOptions {
   double group_timeout_s = 7200;           // one group's process (group_time_limit)
   bool progress_tty = false;               // rewrite one line in place
   bool verbose = false;                    // copy the suite's output to stderr
+  bool fail_fast = false;                  // stop at the first failed test
+  // Run exactly the tests of the list given to run_groups (a list narrowed
+  // to one test), not whole groups by pattern.
+  bool listed_tests_only = false;
   // Called after each group with the results so far and how many groups
   // have run (a report written as the run goes, so that a run killed from
   // outside still leaves one). Optional.

@@ -1,6 +1,8 @@
 // Communicators (create, destroy, abort, info) and group calls. A comm is
 // one rank of a path: native (one backend's library) or the core's
 // hierarchical path in src/collectives/ for mixed backends.
+#include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -29,13 +31,19 @@ constexpr uint32_t kDefaultTimeoutMs = 300000;
 struct Kept {
   const void* key;
   xal_comm_t comm;
-  xal_stream_t stream;
+  xal_stream_t stream;  // null: no stream (xal_comm_split)
   std::function<xal_status_t()> work;
+  uint64_t serial;  // see last_kept_serial
 };
+std::atomic<uint64_t> g_kept_serial{0};
 struct GroupState {
   int depth = 0;
   uint64_t epoch = 0;
   std::vector<Kept> deferred;
+  // The serial of the last work kept per key and per stream (see
+  // last_kept_serial).
+  std::map<const void*, uint64_t> last_by_key;
+  std::map<xal_stream_t, uint64_t> last_by_stream;
   xal_comm_t call_comm = nullptr;  // of the collective being checked
   xal_stream_t call_stream = nullptr;
 };
@@ -48,7 +56,7 @@ std::string kept_work_problem(const std::vector<Kept>& jobs) {
     if (!as_comm(k.comm))
       return cat("the communicator ", static_cast<const void*>(k.comm),
                  " of a collective queued in the group was destroyed before xal_group_end");
-    if (!as_stream(k.stream))
+    if (k.stream && !as_stream(k.stream))
       return cat("the stream ", static_cast<const void*>(k.stream),
                  " of a collective queued in the group was destroyed before xal_group_end");
   }
@@ -70,9 +78,9 @@ std::vector<std::vector<Kept*>> chains_of(std::vector<Kept>& jobs) {
   std::map<const void*, size_t> by_key;
   std::map<xal_stream_t, size_t> by_stream;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    for (size_t other : {by_key.try_emplace(jobs[i].key, i).first->second,
-                         by_stream.try_emplace(jobs[i].stream, i).first->second})
-      parent[root(i)] = root(other);
+    parent[root(i)] = root(by_key.try_emplace(jobs[i].key, i).first->second);
+    if (jobs[i].stream)
+      parent[root(i)] = root(by_stream.try_emplace(jobs[i].stream, i).first->second);
   }
   std::vector<std::vector<Kept*>> chains;
   std::map<size_t, size_t> chain_of_root;
@@ -94,6 +102,8 @@ std::vector<std::vector<Kept*>> chains_of(std::vector<Kept>& jobs) {
 xal_status_t run_deferred() {
   std::vector<Kept> jobs;
   jobs.swap(t_group.deferred);
+  t_group.last_by_key.clear();
+  t_group.last_by_stream.clear();
   if (jobs.empty()) return XAL_SUCCESS;
   if (std::string why = kept_work_problem(jobs); !why.empty())
     return fail(XAL_ERROR_INVALID_HANDLE, cat(why, "; none of the group's collectives ran"));
@@ -158,6 +168,8 @@ bool drop_group_of_ended_runtime(const Runtime* rt) {
   if (t_group.depth == 0 || t_group.epoch == rt->epoch) return false;
   t_group.depth = 0;
   t_group.deferred.clear();
+  t_group.last_by_key.clear();
+  t_group.last_by_stream.clear();
   return true;
 }
 
@@ -179,6 +191,68 @@ namespace xal::core {
 
 uint32_t comm_timeout_from(const xal_comm_options_t* options) { return timeout_from(options); }
 
+xal_status_t create_comm_handles(std::span<DeviceObj* const> devices, uint32_t timeout,
+                                 xal_comm_t* out_comms) {
+  Runtime* rt = runtime();
+  if (!rt) return not_initialized();
+  const auto n = static_cast<uint32_t>(devices.size());
+  std::set<Backend*> backends;
+  for (DeviceObj* d : devices) backends.insert(d->backend);
+  std::vector<std::unique_ptr<CommImpl>> impls;
+  // One backend with its own library: the native path. Otherwise (mixed
+  // backends, or a backend without native collectives) the core's path,
+  // which also takes over, with a warning, when the library cannot make
+  // the communicator (NOT_SUPPORTED, BACKEND_UNAVAILABLE: see
+  // native_failure_can_fall_back).
+  // XAL_COMM_FORCE_PATH=hierarchical takes the core's path always (to
+  // measure it against the native one); =native refuses the core's path.
+  const auto forced = xal::common::env("XAL_COMM_FORCE_PATH");
+  if (forced && !forced->empty() && *forced != "hierarchical" && *forced != "native" &&
+      *forced != "auto")
+    return fail(XAL_ERROR_INVALID_ARGUMENT,
+                cat("XAL_COMM_FORCE_PATH '", *forced,
+                    "' is none of 'auto', 'native' and 'hierarchical'"));
+  const bool force_hier = forced && *forced == "hierarchical";
+  const bool force_native = forced && *forced == "native";
+  const bool native = !force_hier && backends.size() == 1 && devices[0]->hdr.table->comm_create;
+  if (force_native && !native)
+    return fail(XAL_ERROR_NOT_SUPPORTED,
+                "XAL_COMM_FORCE_PATH=native: the devices are not of one backend with "
+                "native collectives");
+  std::set<const Backend*> no_native;
+  if (native) {
+    const xal_status_t s = create_native_comms(devices, timeout, impls);
+    if (s && (force_native || !native_failure_can_fall_back(s))) return s;
+    if (s) {
+      warn_native_fallback(devices[0]->backend);
+      no_native.insert(devices[0]->backend);
+    }
+  }
+  if (!native || !no_native.empty()) {
+    if (xal_status_t s = create_hierarchical_comms(devices, timeout, impls, no_native); s)
+      return s;
+  }
+  std::vector<CommObj*> made;
+  try {
+    for (uint32_t i = 0; i < n; ++i) {
+      CommObj* c = make_handle<CommObj>(devices[i]->hdr.table);
+      made.push_back(c);
+      c->device = devices[i];
+      c->rank = i;
+      c->size = n;
+      c->timeout_ms = timeout;
+      c->impl = std::move(impls[i]);
+    }
+    std::lock_guard lock(rt->comms_mu);
+    rt->comms.insert(made.begin(), made.end());
+  } catch (...) {
+    for (CommObj* c : made) destroy_handle(c);
+    throw;
+  }
+  for (uint32_t i = 0; i < n; ++i) out_comms[i] = to_handle<xal_comm_t>(made[i]);
+  return XAL_SUCCESS;
+}
+
 void note_group_call(xal_comm_t comm, xal_stream_t stream) {
   t_group.call_comm = comm;
   t_group.call_stream = stream;
@@ -192,8 +266,22 @@ bool defer_to_group_end(const void* key, std::function<xal_status_t()> work) {
     work = [s, w = std::move(work)] { return charge_shared(s, w); };
     note_submit_deferred();
   }
-  t_group.deferred.push_back(Kept{key, t_group.call_comm, t_group.call_stream, std::move(work)});
+  const uint64_t serial = ++g_kept_serial;
+  t_group.deferred.push_back(
+      Kept{key, t_group.call_comm, t_group.call_stream, std::move(work), serial});
+  t_group.last_by_key[key] = serial;
+  if (t_group.call_stream) t_group.last_by_stream[t_group.call_stream] = serial;
   return true;
+}
+
+uint64_t last_kept_serial(const void* key) {
+  if (t_group.depth == 0) return 0;
+  uint64_t last = 0;
+  if (auto it = t_group.last_by_key.find(key); it != t_group.last_by_key.end()) last = it->second;
+  if (auto it = t_group.last_by_stream.find(t_group.call_stream);
+      t_group.call_stream && it != t_group.last_by_stream.end())
+    last = std::max(last, it->second);
+  return last;
 }
 
 }  // namespace xal::core
@@ -221,62 +309,7 @@ XAL_API xal_status_t xal_comm_create(const xal_device_t* devs, uint32_t n,
                     cat("device ", d->index, " is listed twice (devs[", i, "])"));
       devices.push_back(d);
     }
-    const uint32_t timeout = timeout_from(options);
-    std::set<Backend*> backends;
-    for (DeviceObj* d : devices) backends.insert(d->backend);
-    std::vector<std::unique_ptr<CommImpl>> impls;
-    // One backend with its own library: the native path. Otherwise (mixed
-    // backends, or a backend without native collectives) the core's path,
-    // which also takes over, with a warning, when the library cannot make
-    // the communicator (NOT_SUPPORTED, BACKEND_UNAVAILABLE: see
-    // native_failure_can_fall_back).
-    // XAL_COMM_FORCE_PATH=hierarchical takes the core's path always (to
-    // measure it against the native one); =native refuses the core's path.
-    const auto forced = xal::common::env("XAL_COMM_FORCE_PATH");
-    if (forced && !forced->empty() && *forced != "hierarchical" && *forced != "native" &&
-        *forced != "auto")
-      return fail(XAL_ERROR_INVALID_ARGUMENT,
-                  cat("XAL_COMM_FORCE_PATH '", *forced,
-                      "' is none of 'auto', 'native' and 'hierarchical'"));
-    const bool force_hier = forced && *forced == "hierarchical";
-    const bool force_native = forced && *forced == "native";
-    const bool native = !force_hier && backends.size() == 1 && devices[0]->hdr.table->comm_create;
-    if (force_native && !native)
-      return fail(XAL_ERROR_NOT_SUPPORTED,
-                  "XAL_COMM_FORCE_PATH=native: the devices are not of one backend with "
-                  "native collectives");
-    std::set<const Backend*> no_native;
-    if (native) {
-      const xal_status_t s = create_native_comms(devices, timeout, impls);
-      if (s && (force_native || !native_failure_can_fall_back(s))) return s;
-      if (s) {
-        warn_native_fallback(devices[0]->backend);
-        no_native.insert(devices[0]->backend);
-      }
-    }
-    if (!native || !no_native.empty()) {
-      if (xal_status_t s = create_hierarchical_comms(devices, timeout, impls, no_native); s)
-        return s;
-    }
-    std::vector<CommObj*> made;
-    try {
-      for (uint32_t i = 0; i < n; ++i) {
-        CommObj* c = make_handle<CommObj>(devices[i]->hdr.table);
-        made.push_back(c);
-        c->device = devices[i];
-        c->rank = i;
-        c->size = n;
-        c->timeout_ms = timeout;
-        c->impl = std::move(impls[i]);
-      }
-      std::lock_guard lock(rt->comms_mu);
-      rt->comms.insert(made.begin(), made.end());
-    } catch (...) {
-      for (CommObj* c : made) destroy_handle(c);
-      throw;
-    }
-    for (uint32_t i = 0; i < n; ++i) out_comms[i] = to_handle<xal_comm_t>(made[i]);
-    return XAL_SUCCESS;
+    return create_comm_handles(devices, timeout_from(options), out_comms);
   });
 }
 

@@ -10,9 +10,21 @@
 #include <string>
 #include <vector>
 
+#include "collectives/p2p_ops.hpp"
 #include "runtime.hpp"
 
 namespace xal::core {
+
+class SplitMeet;
+
+// One rank's part of xal_comm_split, checked by the API layer.
+struct SplitArgs {
+  uint32_t rank = 0;  // in the parent
+  uint32_t size = 0;  // of the parent
+  int32_t color = 0;
+  int32_t key = 0;
+  uint32_t timeout_ms = 0;  // the child's
+};
 
 // One rank's communicator. Buffers and stream are already checked.
 class CommImpl {
@@ -41,6 +53,32 @@ class CommImpl {
   virtual xal_status_t alltoall(xal_devptr_t send, xal_devptr_t recv,
                                 size_t count, xal_dtype_t dtype,
                                 StreamObj* stream) = 0;
+
+  // Point-to-point (ABI 1.1). `p2p` queues a batch of sends and receives of
+  // this rank on `stream` as one unit: every send is posted before any
+  // receive waits, so a batch never waits for itself; inside a group the
+  // batches of consecutive calls merge (NCCL's grouped semantics). The
+  // v-collectives (vcollectives.hpp) are batches. send and recv are batches
+  // of one. Arguments are checked by the API layer. The defaults say that
+  // the path has no point-to-point.
+  virtual xal_status_t p2p(std::span<const P2pOp> ops, StreamObj* stream);
+  xal_status_t send(xal_devptr_t send, size_t count, xal_dtype_t dtype, uint32_t peer,
+                    StreamObj* stream) {
+    const P2pOp op{P2pOp::Kind::kSend, peer, send, count, dtype};
+    return p2p({&op, 1}, stream);
+  }
+  xal_status_t recv(xal_devptr_t recv, size_t count, xal_dtype_t dtype, uint32_t peer,
+                    StreamObj* stream) {
+    const P2pOp op{P2pOp::Kind::kRecv, peer, recv, count, dtype};
+    return p2p({&op, 1}, stream);
+  }
+  // xal_comm_split: this rank's part (rank `rank` of `size` in the parent
+  // whose public handle is `self`). Writes the child's handle, or NULL for a
+  // negative color. Inside a group the meeting runs at xal_group_end.
+  virtual xal_status_t split(const SplitArgs& args, xal_comm_t* out_comm);
+  // The meeting of the ranks of this process for split (comm_split.hpp);
+  // null where the path has none.
+  virtual SplitMeet* split_meet() { return nullptr; }
 };
 
 // The native path: every device of one backend that has comm_create.
@@ -76,6 +114,19 @@ bool defer_to_group_end(const void* key, std::function<xal_status_t()> work);
 // The public handles of the collective being checked on this thread, for
 // defer_to_group_end (api_collective.cpp calls it before the path runs).
 void note_group_call(xal_comm_t comm, xal_stream_t stream);
+
+// Makes one communicator per device (rank i on devices[i]) through the
+// path that xal_comm_create chooses, registered as public handles in
+// `out` (devices.size() entries). Thread-safe.
+xal_status_t create_comm_handles(std::span<DeviceObj* const> devices, uint32_t timeout_ms,
+                                 xal_comm_t* out);
+
+// Inside a group on this thread: the serial of the last work kept
+// (defer_to_group_end) with `key` or on the stream of the call being
+// checked (note_group_call), so that a caller can tell whether its own kept
+// work is still the last of its rank and stream; 0 when there is none
+// (outside a group too). Serials are unique in the process.
+uint64_t last_kept_serial(const void* key);
 
 // The timeout of a new communicator: options->timeout_ms, else
 // XAL_COMM_TIMEOUT_MS, else the default (api_comm.cpp).

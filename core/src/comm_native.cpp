@@ -1,5 +1,7 @@
 // The native collective path: a backend's own library (NCCL, RCCL, the
 // mock's), through its table.
+#include "collectives/comm_split.hpp"
+#include "collectives/p2p_rank.hpp"
 #include "comm.hpp"
 
 namespace xal::core {
@@ -8,8 +10,10 @@ namespace {
 
 class NativeComm final : public CommImpl {
  public:
-  NativeComm(DeviceObj* device, xal_bcomm_t* comm)
-      : device_(device), t_(device->hdr.table), comm_(comm) {}
+  NativeComm(DeviceObj* device, xal_bcomm_t* comm, uint32_t rank,
+             std::shared_ptr<P2pShared> p2p, std::shared_ptr<SplitMeet> meet)
+      : device_(device), t_(device->hdr.table), comm_(comm),
+        p2p_(device, rank, this, std::move(p2p)), meet_(std::move(meet)) {}
   ~NativeComm() override {
     if (comm_ && t_->comm_destroy) t_->comm_destroy(comm_);
     clear_pending();
@@ -22,10 +26,15 @@ class NativeComm final : public CommImpl {
   void* native() override { return comm_; }
 
   xal_status_t abort() override {
+    p2p_.abort();
     if (!t_->comm_abort) return unsupported("comm_abort");
     return check(t_->comm_abort(comm_));
   }
   xal_status_t async_error(xal_status_t* out) override {
+    if (xal_status_t e = p2p_.shared()->error->get(); e != XAL_SUCCESS) {
+      *out = e;
+      return XAL_SUCCESS;
+    }
     if (!t_->comm_get_async_error) {
       *out = XAL_SUCCESS;
       return XAL_SUCCESS;
@@ -64,6 +73,41 @@ class NativeComm final : public CommImpl {
     return check(t_->alltoall(comm_, s, r, n, dt, st->native));
   }
 
+  // The backend's own point-to-point (ncclSend/ncclRecv) when it has it,
+  // for batches without a reduction; else the core's (p2p_rank.hpp). A
+  // batch whose first message the backend answers with NOT_SUPPORTED (the
+  // fault backend over a target without them, after its rules ran) goes to
+  // the core, unless the backend carried earlier messages itself.
+  xal_status_t p2p(std::span<const P2pOp> ops, StreamObj* st) override {
+    bool reduces = false;
+    for (const P2pOp& op : ops) reduces = reduces || op.kind == P2pOp::Kind::kRecvReduce;
+    if (!reduces && t_->comm_send && t_->comm_recv) {
+      const bool grouped = ops.size() > 1 && t_->group_start && t_->group_end;
+      if (grouped)
+        if (xal_status_t s = check(t_->group_start(device_->backend->instance)); s) return s;
+      xal_status_t s = XAL_SUCCESS;
+      for (size_t i = 0; i < ops.size() && s == XAL_SUCCESS; ++i) {
+        const P2pOp& op = ops[i];
+        s = op.kind == P2pOp::Kind::kSend
+                ? t_->comm_send(comm_, op.ptr, op.count, op.dtype, op.peer, st->native)
+                : t_->comm_recv(comm_, op.ptr, op.count, op.dtype, op.peer, st->native);
+        if (s == XAL_ERROR_NOT_SUPPORTED && i == 0 && !used_native_p2p_) {
+          if (grouped) t_->group_end(device_->backend->instance);
+          clear_pending();
+          return p2p_.submit(ops, st);
+        }
+      }
+      used_native_p2p_ = used_native_p2p_ || s == XAL_SUCCESS;
+      if (grouped) {
+        const xal_status_t e = t_->group_end(device_->backend->instance);
+        if (s == XAL_SUCCESS) s = e;
+      }
+      return check(s);
+    }
+    return p2p_.submit(ops, st);
+  }
+  SplitMeet* split_meet() override { return meet_.get(); }
+
  private:
   xal_status_t check(xal_status_t s) {
     return s >= 0 ? s : fail_backend(device_->backend, device_, s);
@@ -77,6 +121,9 @@ class NativeComm final : public CommImpl {
   DeviceObj* device_;
   const xal_backend_table_t* t_;
   xal_bcomm_t* comm_;
+  P2pRank p2p_;
+  std::shared_ptr<SplitMeet> meet_;
+  bool used_native_p2p_ = false;  // see p2p()
 };
 
 }  // namespace
@@ -98,9 +145,13 @@ xal_status_t create_native_comms(std::span<DeviceObj* const> devices,
                                         &opts, comms.data());
   if (s != XAL_SUCCESS) return fail_backend(first->backend, first, s);
   out.clear();
+  auto p2p = std::make_shared<P2pShared>(timeout_ms, nullptr);
+  auto meet = std::make_shared<SplitMeet>(
+      std::vector<DeviceObj*>(devices.begin(), devices.end()), timeout_ms);
   for (size_t i = 0; i < devices.size(); ++i) {
     try {
-      out.push_back(std::make_unique<NativeComm>(devices[i], comms[i]));
+      out.push_back(std::make_unique<NativeComm>(devices[i], comms[i], static_cast<uint32_t>(i),
+                                                 p2p, meet));
     } catch (...) {
       for (size_t j = out.size(); j < comms.size(); ++j)
         if (t->comm_destroy && comms[j]) t->comm_destroy(comms[j]);

@@ -9,6 +9,7 @@
 
 #include "error.hpp"
 #include "runtime.hpp"
+#include "table_trace.hpp"
 #include "xal/xal_backend.h"
 #include "xal_common/strings.hpp"
 
@@ -190,6 +191,7 @@ bool open_plugin(const std::string& plugin,
     b.table.reset();
     return false;
   }
+  if (table_trace_wanted(b.short_name)) *b.table = table_trace_wrap(tb, b.short_name);
   return true;
 }
 

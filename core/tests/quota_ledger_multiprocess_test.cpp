@@ -3,15 +3,20 @@
 // that goes over gets OUT_OF_MEMORY naming the job-wide use; the share of a
 // process that exits (cleanly or not) is free again.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
+#include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "quota_ledger.hpp"
 #include "quota_ledger_worker.hpp"
+#include "xal/xal.h"
 
 using xal_test::QuotaWorker;
 
@@ -111,4 +116,61 @@ TEST_F(MultiProcessQuota, APartitionIsSharedByItsUuid) {
   EXPECT_EQ(other.call(alloc(4096)), "ok");
   EXPECT_EQ(a.finish("quit"), 0);
   EXPECT_EQ(b.call("info"), info(3072, 4096));
+}
+
+// Processes killed with SIGKILL while they allocate, free and set limits as
+// fast as they can, so that some die inside an update of the ledger (its
+// robust lock held, a sum half changed; the ledger counts each lock it
+// takes over from a dead holder, and the rounds go on until that happened
+// 3 times): the next process of the job finds every byte of the limit
+// free, no entry but its own, and the ledger's lock usable.
+TEST_F(MultiProcessQuota, ProcessesKilledMidUpdateLeaveNoQuotaBehind) {
+  std::mt19937 rng(static_cast<uint32_t>(getpid()));
+  // At least 16 rounds, and more (up to 400) until kills have landed
+  // inside the lock 3 times: the ledger counts the locks it took over.
+  auto recoveries = [&] {
+    std::string e;
+    const auto l = xal::core::QuotaLedger::open(name, &e);
+    return l ? l->recoveries() : 0;
+  };
+  int round = 0;
+  for (; round < 400 && (round < 16 || recoveries() < 3); ++round) {
+    std::vector<std::unique_ptr<QuotaWorker>> w;
+    for (int i = 0; i < 3; ++i) {
+      w.push_back(std::make_unique<QuotaWorker>());
+      ASSERT_EQ(w.back()->greeting(), "ready") << "round " << round << " worker " << i;
+      ASSERT_EQ(w.back()->call("churn " + std::to_string(round * 3 + i + 1)), "churning");
+    }
+    // Killed at different moments of their churn.
+    for (auto& p : w) {
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
+      EXPECT_EQ(p->kill9(), SIGKILL) << "round " << round;
+    }
+  }
+  EXPECT_GE(recoveries(), 3u) << "after " << round << " rounds";
+  RecordProperty("rounds", round);
+  RecordProperty("recoveries", static_cast<int>(recoveries()));
+  QuotaWorker next;
+  ASSERT_EQ(next.greeting(), "ready");
+  EXPECT_EQ(next.call("info"), info(1024, 1024));
+  EXPECT_EQ(next.call("procs"),
+            "procs " + std::to_string(next.pid()) + ":0:" + std::to_string(1024 * kMiB) + ":self");
+  EXPECT_EQ(next.call("job"), "job 0 1");
+  // The whole limit, and the lock still taken and given back.
+  EXPECT_EQ(next.call(alloc(1024)), "ok");
+  EXPECT_EQ(next.call("free"), "ok");
+  EXPECT_EQ(next.call(alloc(512)), "ok");
+  // The ledger as a reader sees it: one process, holding its 512 MiB.
+  uint32_t count = 0;
+  ASSERT_EQ(xal_ledger_read(name.c_str(), 0, nullptr, &count), XAL_SUCCESS);
+  std::vector<xal_ledger_row_t> rows(count);
+  for (auto& r : rows) r.struct_size = sizeof r;
+  ASSERT_EQ(xal_ledger_read(name.c_str(), count, rows.data(), &count), XAL_SUCCESS);
+  ASSERT_EQ(count, 2u);
+  EXPECT_EQ(rows[0].pid, 0);
+  EXPECT_EQ(rows[0].processes, 1u);
+  EXPECT_EQ(rows[0].memory_bytes, 512 * kMiB);
+  EXPECT_EQ(rows[1].pid, next.pid());
+  EXPECT_EQ(rows[1].memory_bytes, 512 * kMiB);
+  EXPECT_EQ(next.finish("quit"), 0);
 }

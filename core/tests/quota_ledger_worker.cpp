@@ -118,6 +118,31 @@ int quota_worker_main() {
       const uint64_t bytes = saturate_with_copies(dev, static_cast<int64_t>(n), end,
                                                   w0, w1, &error);
       reply = error.empty() ? "copied " + std::to_string(bytes) : error;
+    } else if (cmd == "churn") {
+      // Until killed: allocations, frees and limits of random sizes, each
+      // an update of the shared ledger under its lock (seeded with N).
+      std::cout << "churning" << std::endl;
+      uint64_t x = n * 0x9e3779b97f4a7c15ull + 1;
+      auto next = [&x] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+      };
+      for (;;) {
+        const uint64_t r = next();
+        if (r % 16 == 0) {
+          (void)xal_device_set_memory_limit(dev, r % 3 == 0 ? 0 : (512ull << 20) + (r >> 40));
+        } else if (held.size() < 8 && r % 2 == 0) {
+          xal_devptr_t p = 0;
+          if (xal_mem_alloc(dev, 1 + (r >> 8) % (48ull << 20), &p) == XAL_SUCCESS)
+            held.push_back(p);
+        } else if (!held.empty()) {
+          const size_t i = (r >> 4) % held.size();
+          (void)xal_mem_free(dev, held[i]);
+          held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+      }
     } else if (cmd == "crash") {
       _exit(3);
     } else if (cmd == "quit") {
@@ -189,6 +214,15 @@ bool QuotaWorker::send(const std::string& command) {
 
 std::string QuotaWorker::call(const std::string& command) {
   return send(command) ? read_line() : "";
+}
+
+int QuotaWorker::kill9() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  if (waitpid(pid_, &status, 0) != pid_) return -1;
+  pid_ = -1;
+  return WIFSIGNALED(status) ? WTERMSIG(status) : -1;
 }
 
 int QuotaWorker::finish(const std::string& command) {

@@ -21,6 +21,8 @@ namespace xal_test {
 //   limit N   -> xal_device_set_memory_limit(N)
 //   reset     -> xal_device_reset
 //   copies START END W0 W1 -> "copied BYTES" (job_share_worker.cpp)
+//   churn N   -> "churning", then allocations, frees and limits of random
+//                sizes (seed N) until the process is killed
 //   crash     -> _exit(3) without freeing or shutting down
 //   quit      -> xal_shutdown, exit 0
 int quota_worker_main();
@@ -49,6 +51,9 @@ class QuotaWorker {
   const std::string& greeting() const { return greeting_; }
   // Sends "crash" or "quit" and waits for the exit; returns the exit code.
   int finish(const std::string& command);
+  // Kills the worker with SIGKILL wherever it is and reaps it; returns the
+  // signal that ended it (SIGKILL), -1 when there was no worker.
+  int kill9();
   pid_t pid() const { return pid_; }
 
  private:

@@ -336,6 +336,29 @@ xal_status_t fault_alltoall(xal_bcomm_t* comm, xal_devptr_t send,
                                    });
 }
 
+// Point-to-point (ABI 1.1). A target without them returns NOT_SUPPORTED
+// after the rules ran, and the core then moves the message itself: a plan
+// reaches comm_send and comm_recv either way.
+xal_status_t fault_comm_send(xal_bcomm_t* comm, xal_devptr_t send, size_t count,
+                             xal_dtype_t dtype, uint32_t peer, xal_bstream_t* stream) {
+  FaultComm* c = as_fault(comm);
+  auto* f = c->device->backend->t.comm_send;
+  return collective(Op::comm_send, c, stream, dtype, count, 0, false, f != nullptr,
+                    [&](xal_bcomm_t* tc, xal_bstream_t* ts) {
+                      return f(tc, send, count, dtype, peer, ts);
+                    });
+}
+
+xal_status_t fault_comm_recv(xal_bcomm_t* comm, xal_devptr_t recv, size_t count,
+                             xal_dtype_t dtype, uint32_t peer, xal_bstream_t* stream) {
+  FaultComm* c = as_fault(comm);
+  auto* f = c->device->backend->t.comm_recv;
+  return collective(Op::comm_recv, c, stream, dtype, count, recv, true, f != nullptr,
+                    [&](xal_bcomm_t* tc, xal_bstream_t* ts) {
+                      return f(tc, recv, count, dtype, peer, ts);
+                    });
+}
+
 }  // namespace
 
 void fill_comm_entries(xal_backend_table_t& t) {
@@ -355,6 +378,8 @@ void fill_comm_entries(xal_backend_table_t& t) {
   t.allgather = fault_allgather;
   t.reduce_scatter = fault_reduce_scatter;
   t.alltoall = fault_alltoall;
+  t.comm_send = fault_comm_send;
+  t.comm_recv = fault_comm_recv;
 }
 
 }  // namespace xal::fault

@@ -46,7 +46,7 @@ bool op_has_output(Op op) {
     case Op::memcpy_htod: case Op::memcpy_dtoh: case Op::memcpy_dtod:
     case Op::memcpy_peer: case Op::memset: case Op::allreduce:
     case Op::broadcast: case Op::reduce: case Op::allgather:
-    case Op::reduce_scatter: case Op::alltoall:
+    case Op::reduce_scatter: case Op::alltoall: case Op::comm_recv:
       return true;
     default:
       return false;

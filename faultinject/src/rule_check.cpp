@@ -163,7 +163,16 @@ Rule finish_rule(RuleInput input, const std::string& profile,
   }
   if (input.vendor_code) r.error.vendor_code = *input.vendor_code;
   if (input.vendor_name) r.error.vendor_name = *input.vendor_name;
-  if (input.sticky) r.error.sticky = *input.sticky;
+  if (input.sticky) {
+    // A lost device stays lost until xal_device_reset: "sticky": false
+    // (transient) would make it a plain error, which the plan did not ask for.
+    if (r.action == Action::device_lost && !*input.sticky) {
+      fail(context, "device_lost is always sticky (the device stays lost until "
+                    "xal_device_reset); drop \"sticky\": false / 'transient', or use an "
+                    "error action");
+    }
+    r.error.sticky = *input.sticky;
+  }
   if (r.action == Action::bitflip) {
     if (r.bits == 0) fail(context, "bitflip of 0 bits can never fire");
     bool output = false;

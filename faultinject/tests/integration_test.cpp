@@ -571,3 +571,38 @@ TEST_F(Integration, WithoutFaultBackend) {
 }
 
 }  // namespace
+
+// Point-to-point reaches the fault backend's comm_send and comm_recv (so
+// that `xal-fault sweep --op comm_send` finds its call sites): an injected
+// error is the call's; without one the mock, which has no point-to-point of
+// its own, leaves the messages to the core and they arrive.
+TEST_F(Integration, PointToPointEntriesAreInjectable) {
+  init("comm_send=nth(1)BACKEND;comm_recv=nth(2)INTERNAL");
+  xal_device_t devs[2] = {dev(0), dev(1)};
+  xal_comm_t comms[2] = {};
+  ASSERT_EQ(xal_comm_create(devs, 2, nullptr, comms), XAL_SUCCESS) << last().message;
+  xal_stream_t s[2] = {};
+  xal_devptr_t buf[2] = {};
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(xal_stream_create(devs[r], 0, &s[r]), XAL_SUCCESS);
+    ASSERT_EQ(xal_mem_alloc(devs[r], 64, &buf[r]), XAL_SUCCESS);
+  }
+  EXPECT_EQ(xal_send(comms[0], buf[0], 16, XAL_DTYPE_F32, 1, s[0]), XAL_ERROR_BACKEND);
+  EXPECT_NE(std::string(last().message).find("comm_send"), std::string::npos) << last().message;
+  const std::vector<float> ones(16, 1.0f);
+  ASSERT_EQ(xal_memcpy_htod(s[0], buf[0], ones.data(), 64), XAL_SUCCESS);
+  ASSERT_EQ(xal_send(comms[0], buf[0], 16, XAL_DTYPE_F32, 1, s[0]), XAL_SUCCESS) << last().message;
+  ASSERT_EQ(xal_recv(comms[1], buf[1], 16, XAL_DTYPE_F32, 0, s[1]), XAL_SUCCESS) << last().message;
+  EXPECT_EQ(xal_stream_synchronize(s[0]), XAL_SUCCESS) << last().message;
+  EXPECT_EQ(xal_stream_synchronize(s[1]), XAL_SUCCESS) << last().message;
+  std::vector<float> out(16, 0.0f);
+  ASSERT_EQ(xal_memcpy_dtoh(s[1], out.data(), buf[1], 64), XAL_SUCCESS);
+  ASSERT_EQ(xal_stream_synchronize(s[1]), XAL_SUCCESS);
+  EXPECT_EQ(out, ones);
+  EXPECT_EQ(xal_recv(comms[1], buf[1], 16, XAL_DTYPE_F32, 0, s[1]), XAL_ERROR_INTERNAL);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(xal_stream_destroy(s[r]), XAL_SUCCESS);
+    EXPECT_EQ(xal_mem_free(devs[r], buf[r]), XAL_SUCCESS);
+  }
+  for (xal_comm_t c : comms) EXPECT_EQ(xal_comm_destroy(c), XAL_SUCCESS);
+}

@@ -161,6 +161,10 @@ TEST(PlanJson, RefusesMalformedPlans) {
        "positive number of milliseconds"},
       {R"({"rules": [{"operation": "mem_alloc", "action": "device_lost", "error": "TIMEOUT"}]})",
        "needs a DEVICE_LOST error"},
+      // Found by fuzz_fault_plan_json: "sticky": false made a lost device
+      // that was not lost for good.
+      {R"({"rules": [{"operation": "*", "action": "device_lost", "sticky": false}]})",
+       "device_lost is always sticky"},
       {R"({"rules": [{"operation": "mem_alloc", "error": "TIMEOUT", "device": -2}]})",
        "must not be negative"},
       {R"({"rules": [{"operation": "mem_alloc", "error": "TIMEOUT", "device": "all"}]})",
@@ -285,6 +289,7 @@ TEST(PlanCompact, RefusesMalformedPlans) {
       {"mem_alloc=delay(1)hang", "more than one action"},
       {"mem_alloc=min(9)max(3)TIMEOUT", "can never fire"},
       {"mem_alloc=bitflip", "writes no buffer"},
+      {"*=device_lost transient", "device_lost is always sticky"},
       {"mem_alloc=frobnicate(2)", "unknown term"},
       {"mem_alloc=$TIMEOUT", "unexpected character '$'"},
       {"mem_alloc=after(99999999999999)TIMEOUT", "above one year"},

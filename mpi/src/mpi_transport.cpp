@@ -48,6 +48,9 @@ xal_comm_transport_t MpiTransport::table() {
   t.release = release;
   t.reduce = reduce;
   t.reduce_scatter = reduce_scatter;
+  t.send = send;
+  t.recv = recv;
+  t.split = split;
   return t;
 }
 

@@ -121,6 +121,20 @@ class MpiTransport {
                                      uint32_t timeout_ms, char* message, size_t message_size);
   static void abort(void* user);
   static void release(void* user);
+  // Point-to-point and split (mpi_p2p.cpp).
+  static xal_status_t send(void* user, const void* buf, size_t bytes, uint32_t peer, uint64_t tag,
+                           uint32_t timeout_ms, char* message, size_t message_size);
+  static xal_status_t recv(void* user, void* buf, size_t bytes, uint32_t peer, uint64_t tag,
+                           uint32_t timeout_ms, char* message, size_t message_size);
+  static xal_status_t split(void* user, int32_t color, int32_t key, xal_comm_transport_t* out_child,
+                            char* message, size_t message_size);
+  // The MPI tag of a message's `tag` (above the collectives' own tags).
+  int p2p_tag(uint64_t tag);
+  // Status of a point-to-point wait: a timeout or abort breaks the
+  // transport as the collectives' do; the message is written.
+  xal_status_t p2p_result(const char* what, xal_status_t s, const std::string& why, char* message,
+                          size_t message_size);
+  xal_status_t broken_status(const char* what, char* message, size_t message_size);
 
   MPI_Comm comm_;
   const int rank_;
@@ -135,6 +149,7 @@ class MpiTransport {
   // Reduce's buffers (one call at a time; kept after a failure, as a
   // request left pending may still write them).
   std::unique_ptr<char[]> incoming_, partial_;
+  std::atomic<int> tag_ub_{0};  // MPI_TAG_UB of comm_, read once
   size_t incoming_bytes_ = 0, partial_bytes_ = 0;
 };
 

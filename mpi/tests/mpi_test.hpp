@@ -50,5 +50,6 @@ void run_collectives(Job& job);
 void run_bad_input(Job& job);
 void run_early_exit(Job& job);
 void run_killed(Job& job);
+void run_p2p(Job& job);
 
 }  // namespace xal_mpi_test

@@ -319,19 +319,39 @@ void run_early_exit(Job& job) {
 
 void run_killed(Job& job) {
   if (!open(job, 3000)) return;
+  // XAL_MPI_TEST_KILL_MIDWAY=1: the last process is killed while its own
+  // allreduce of round 1 is under way (its exchange cut into many MPI calls
+  // with XAL_MPI_TEST_MAX_COUNT), not before it starts.
+  // Its allreduce is then of 2^22 floats: with the exchange cut into
+  // thousands of MPI calls it lasts tens of milliseconds even on an idle
+  // machine, long enough to be killed in.
+  const bool midway = std::getenv("XAL_MPI_TEST_KILL_MIDWAY") != nullptr;
+  const size_t count = midway ? size_t{1} << 22 : size_t{1} << 18;
   std::vector<xal_devptr_t> buf(job.dev.size());
-  for (size_t i = 0; i < buf.size(); ++i) xal_mem_alloc(job.dev[i], 1 << 20, &buf[i]);
+  for (size_t i = 0; i < buf.size(); ++i) xal_mem_alloc(job.dev[i], count * 4, &buf[i]);
   for (int round = 0; round < 2; ++round) {
     if (round == 1 && job.rank == job.size - 1) {
-      // The others are inside the collective, waiting for this process.
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      raise(SIGKILL);
+      if (midway) {
+        const xal_stream_t s = job.stream[0];
+        std::thread([&job, s] {
+          // Until its stream has started the collective's host step, then
+          // a little into the exchange.
+          while (xal_stream_query(s) == XAL_SUCCESS) std::this_thread::yield();
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+          note(job, "killed with the second collective in flight");
+          raise(SIGKILL);
+        }).detach();
+      } else {
+        // The others are inside the collective, waiting for this process.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        raise(SIGKILL);
+      }
     }
     note(job, "round " + std::to_string(round) + " started");
     const auto start = Clock::now();
     xal_group_start();
     for (size_t i = 0; i < buf.size(); ++i)
-      xal_allreduce(job.comm[i], buf[i], buf[i], 1 << 18, XAL_DTYPE_F32, XAL_OP_SUM, job.stream[i]);
+      xal_allreduce(job.comm[i], buf[i], buf[i], count, XAL_DTYPE_F32, XAL_OP_SUM, job.stream[i]);
     xal_group_end();
     for (xal_stream_t s : job.stream) xal_stream_synchronize(s);
     const double secs = std::chrono::duration<double>(Clock::now() - start).count();

@@ -61,7 +61,7 @@ using namespace xal_mpi_test;
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: xal_mpi_test collectives|collectives_serialized|collectives_uneven|"
-                 "bad_input|early_exit|killed|thread_single FILE\n");
+                 "bad_input|early_exit|killed|thread_single|p2p FILE\n");
     return 2;
   }
   const std::string which = argv[1];
@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
   else if (which == "bad_input") run_bad_input(job);
   else if (which == "early_exit") run_early_exit(job);
   else if (which == "killed") run_killed(job);
+  else if (which == "p2p") run_p2p(job);
   else if (which == "thread_single") {
     xal_device_t d;
     xal_comm_t c;

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "cuda_symbols.h"
+#include "symbols.h"
 
 namespace xal::cuda {
 

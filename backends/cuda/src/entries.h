@@ -1,5 +1,6 @@
 // entries.h -- the plugin table entries, one group per source file
-// (device.cpp, memory.cpp, stream.cpp, event.cpp, module.cpp, nccl.cpp).
+// (device.cpp, memory.cpp, stream.cpp, copy.cpp, event.cpp, module.cpp,
+// nccl.cpp).
 // Each is a C-callable function that never throws; plugin.cpp puts them in
 // the table. Thread-safety as in xal_backend.h.
 #pragma once
@@ -47,7 +48,7 @@ xal_status_t host_unregister(xal_backend_t* backend, void* ptr);
 // (which drops the reset context's registrations); failures are logged.
 void reregister_host_memory(xal_backend_s* backend);
 
-// stream.cpp (streams and copies)
+// stream.cpp (streams), copy.cpp (copies, memset, peer access)
 xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
                            xal_bstream_t** out_stream);
 xal_status_t stream_destroy(xal_bstream_t* stream);

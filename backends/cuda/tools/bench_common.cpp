@@ -128,6 +128,10 @@ bool report(const std::string& out_dir, const Options& options,
                     "interleaved with xal in one process state (judged); own_*: each side "
                     "in its own set-up with its own buffers (shown, not judged)";
   bool ok = true;
+  std::printf("raw CUDA against xal (targets: copies >= %.2f from 1 MiB, launch <= +%.1f us;\n"
+              "H2D/D2H judged against raw copies from registered pages, as xal_host_alloc's;\n"
+              "D2D and launch: raw and xal interleaved in one process state, same memory):\n",
+              kCopyTarget, kLaunchTargetUs);
   std::printf("device-timed (events around a gated batch; checked), then host-timed "
               "(enqueue to synchronize).\n"
               "baseline: H2D/D2H raw from pages registered with cuMemHostRegister (the "

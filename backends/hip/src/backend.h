@@ -13,7 +13,7 @@
 
 #include "dynamic_symbols.h"
 #include "rccl.h"
-#include "rocm_smi.h"
+#include "metrics.h"
 #include "xal/xal_backend.h"
 #include "xalsupport/device_objects.h"
 #include "xalsupport/ipc_owners.h"
@@ -94,3 +94,12 @@ struct xal_bdevice_s {
   xal::support::Objects<xal_bmodule_s> modules;
 };
 
+namespace xal::hip {
+
+// device.cpp: an attribute of the device (0 when it cannot be read) and
+// its PCI address ("0000:65:00.0", "" when it cannot be read), for init and
+// the properties.
+int attribute(xal_bdevice_s* device, hipDeviceAttribute_t which);
+std::string pci_bus_id(xal_bdevice_s* device);
+
+}  // namespace xal::hip

@@ -75,7 +75,7 @@ bool HipLibrary::load_first(const std::vector<std::string>& candidates,
     }                                                                       \
     api_.name = reinterpret_cast<ret(*) params>(symbol);                    \
   }
-#include "hip_symbols.h"
+#include "symbols.h"
 #undef XAL_HIP_SYMBOL
 
   void* marker = dlsym(handle_, kSimulatedMarker);

@@ -8,11 +8,11 @@
 
 namespace xal::hip {
 
-// Function pointers of the loaded runtime, one per entry of hip_symbols.h.
+// Function pointers of the loaded runtime, one per entry of symbols.h.
 // Optional entries the runtime lacks stay nullptr.
 struct HipApi {
 #define XAL_HIP_SYMBOL(req, name, ret, params) ret(*name) params = nullptr;
-#include "hip_symbols.h"
+#include "symbols.h"
 #undef XAL_HIP_SYMBOL
 };
 

@@ -4,77 +4,47 @@
 #pragma once
 
 #include "xal/xal_backend.h"
+#include "xalsupport/table.h"
 
 namespace xal::hip {
+
+// The required entries (init, shutdown, devices, memory, streams, copies,
+// memset, events), declared from the entry list with the table's types;
+// each is defined in the file of its concept (backend.cpp, device.cpp,
+// memory.cpp, stream.cpp, copy.cpp, event.cpp). The optional ones follow.
+XAL_SUPPORT_DECLARE_REQUIRED_ENTRIES()
 
 // What this backend has been run on: the table's support_note (shown when
 // init fails) and the start of describe's note.
 inline constexpr char support_note[] =
     "verified on a simulated runtime only, not yet on AMD hardware";
 
-// device.cpp
-xal_status_t init(const xal_backend_init_args_t* args,
-                          xal_backend_t** out_backend);
-xal_status_t shutdown(xal_backend_t* backend);
-xal_status_t describe(xal_backend_t* backend,
-                              xal_backend_describe_t* out);
-xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);
-xal_status_t device_get(xal_backend_t* backend, uint32_t index,
-                        xal_bdevice_t** out_device);
-xal_status_t device_get_properties(xal_bdevice_t* device,
-                                   xal_device_properties_t* out);
-xal_status_t device_synchronize(xal_bdevice_t* device);
+// backend.cpp
+xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out);
+
+// device.cpp, device_state.cpp (synchronize, reset, health, metrics)
 xal_status_t device_reset(xal_bdevice_t* device);
 xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out);
 xal_status_t device_get_metrics(xal_bdevice_t* device,
                                 xal_device_metrics_t* out);
 
 // memory.cpp
-xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
-                       xal_devptr_t* out_ptr);
-xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr);
-xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
-                          uint64_t* out_total);
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
                         void** out_ptr);
 xal_status_t host_free(xal_backend_t* backend, void* ptr);
 xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes);
 xal_status_t host_unregister(xal_backend_t* backend, void* ptr);
 
-// streams.cpp
-xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
-                           xal_bstream_t** out_stream);
-xal_status_t stream_destroy(xal_bstream_t* stream);
-xal_status_t stream_synchronize(xal_bstream_t* stream);
-xal_status_t stream_query(xal_bstream_t* stream);
+// stream.cpp
 xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
                                       void (*fn)(void* user), void* user);
 
-// events.cpp
-xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
-                          xal_bevent_t** out_event);
-xal_status_t event_destroy(xal_bevent_t* event);
-xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream);
-xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event);
-xal_status_t event_synchronize(xal_bevent_t* event);
-xal_status_t event_query(xal_bevent_t* event);
-xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
-                              float* out_ms);
-
-// copies.cpp
-xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
-                         const void* src, size_t bytes);
-xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
-                         size_t bytes);
-xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
-                         xal_devptr_t src, size_t bytes);
+// copy.cpp
 xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                          xal_devptr_t dst, xal_bdevice_t* src_device,
                          xal_devptr_t src, size_t bytes);
-xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
-                       size_t bytes);
 
-// modules.cpp
+// module.cpp
 xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
                          const void* image, size_t bytes,
                          xal_bmodule_t** out_module);

@@ -1,7 +1,7 @@
 // Releasing a device's streams and events: an object is freed only once
 // its HIP calls succeed, as the core keeps its handle (for a retry) when a
 // destroy fails. (Modules are not: libxal drops a module whatever
-// module_unload returns, and so does module_unload, modules.cpp.)
+// module_unload returns, and so does module_unload, module.cpp.)
 #pragma once
 
 #include <string>

@@ -43,7 +43,7 @@ bool ZeLibrary::load(const std::string& path, std::string* error) {
     }                                                                          \
     api_.name = reinterpret_cast<ret(*) params>(symbol);                       \
   }
-#include "ze_symbols.h"
+#include "symbols.h"
 #undef XAL_ZE_SYMBOL
 
   if (void* marker = dlsym(handle_, kSimulatedMarker); marker != nullptr) {

@@ -7,11 +7,11 @@
 
 namespace xal::levelzero {
 
-// Function pointers of the loaded loader, one per entry of ze_symbols.h.
+// Function pointers of the loaded loader, one per entry of symbols.h.
 // Optional entries the loader lacks stay nullptr.
 struct ZeApi {
 #define XAL_ZE_SYMBOL(req, name, ret, params) ret(*name) params = nullptr;
-#include "ze_symbols.h"
+#include "symbols.h"
 #undef XAL_ZE_SYMBOL
 };
 

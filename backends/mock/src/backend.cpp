@@ -30,8 +30,9 @@ InstanceOrdinal::~InstanceOrdinal() {
 
 Backend::Backend(const xal_backend_services_t* services,
                  std::vector<Profile> profiles, std::string spec,
-                 CopySettings copies)
-    : services_(services), spec_(std::move(spec)), copies_(copies) {
+                 CopySettings copies, double compute_scale)
+    : services_(services), spec_(std::move(spec)), copies_(copies),
+      compute_scale_(compute_scale) {
   devices_.reserve(profiles.size());
   for (size_t i = 0; i < profiles.size(); ++i)
     devices_.push_back(std::make_unique<Device>(*this, static_cast<uint32_t>(i),

@@ -17,6 +17,12 @@
 
 namespace xal::mock {
 
+// Default XAL_MOCK_COMPUTE_SCALE: a card of T TFLOPS multiplies matrices at
+// T x 1e-6 TFLOPS (an H100 profile at 0.99 GFLOP/s, an A100 at 0.31), below
+// what one core of a host computes, so that the pace, not the host, sets
+// each card's speed.
+inline constexpr double kDefaultComputeScale = 1e-6;
+
 // The instance's ordinal among the live instances of this process: the
 // lowest one free when it was made, given back when it goes. The first (or
 // only) instance of every process is 0, so its devices keep the same ids in
@@ -48,8 +54,11 @@ class Backend {
   };
 
   // `spec` describes where the profiles came from (for describe()).
+  // `compute_scale` (XAL_MOCK_COMPUTE_SCALE) multiplies every profile's
+  // tflops_fp16 to give the pace of gemm_f32; 0: unpaced.
   Backend(const xal_backend_services_t* services, std::vector<Profile> profiles,
-          std::string spec, CopySettings copies);
+          std::string spec, CopySettings copies,
+          double compute_scale = kDefaultComputeScale);
   // Drains every stream of every device, then frees everything.
   ~Backend();
   Backend(const Backend&) = delete;
@@ -62,6 +71,7 @@ class Backend {
   const std::string& spec() const { return spec_; }
   uint32_t ordinal() const { return ordinal_.value(); }
   const CopySettings& copies() const { return copies_; }
+  double compute_scale() const { return compute_scale_; }
 
   // Page-aligned host memory, locked with mlock when the limit allows.
   void* host_alloc(size_t bytes);
@@ -73,6 +83,7 @@ class Backend {
   const xal_backend_services_t* services_;
   const std::string spec_;
   const CopySettings copies_;
+  const double compute_scale_;
   const InstanceOrdinal ordinal_;  // before the devices, which read it
   std::vector<std::unique_ptr<Device>> devices_;
   std::mutex host_mutex_;

@@ -112,7 +112,7 @@ uint32_t get_kind(const json& v, const Place& place) {
 constexpr const char* kEntryKeys =
     "profile, count, name, vendor, kind, memory, compute_units, "
     "core_clock_mhz, memory_clock_mhz, memory_bus_width_bits, "
-    "peak_memory_bandwidth_gbps, bandwidth_gbps, tdp_w, idle_w";
+    "peak_memory_bandwidth_gbps, bandwidth_gbps, tdp_w, idle_w, tflops_fp16";
 
 // Applies one field of an entry to `p`; false if the key is unknown.
 bool apply_field(Profile& p, const std::string& key, const json& v,
@@ -129,6 +129,7 @@ bool apply_field(Profile& p, const std::string& key, const json& v,
   else if (key == "bandwidth_gbps") p.bandwidth_gbps = get_rate(v, place, "a copy throttle");
   else if (key == "tdp_w") p.tdp_w = get_number(v, place, "watts");
   else if (key == "idle_w") p.idle_w = get_number(v, place, "watts");
+  else if (key == "tflops_fp16") p.tflops_fp16 = get_number(v, place, "TFLOPS");
   else return false;
   return true;
 }

@@ -11,6 +11,15 @@
 //   saxpy_f32(devptr y, devptr x, float a, uint64 count)   y[i] += a * x[i]
 //   add_f32  (devptr c, devptr a, devptr b, uint64 count)  c[i] = a[i] + b[i]
 //   sleep_us (uint64 microseconds)                          busy for that long
+//   gemm_f32 (devptr c, devptr a, devptr b, uint32 m, uint32 n, uint32 k,
+//             uint32 flags, float alpha, float beta)
+//            c (m x n) = alpha * op(a) * op(b) + beta * c, row-major; flags
+//            1: a is stored k x m (transposed), 2: b is stored n x k. Paced:
+//            takes at least 2mnk / (tflops_fp16 x 1e12 x XAL_MOCK_COMPUTE_SCALE)
+//            seconds (the compute model; unpaced when either is 0)
+//   relu_f32 (devptr y, devptr x, uint64 count)            y[i] = max(x[i], 0)
+//   relu_grad_f32(devptr dx, devptr dy, devptr y, uint64 count)
+//                                                  dx[i] = y[i] > 0 ? dy[i] : 0
 //
 // Device pointers must lie in the launching device's memory.
 // Modules and kernels are immutable once built: thread-safe. A module is
@@ -23,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "profiles.hpp"
 #include "stream.hpp"
 #include "xal/xal.h"
 
@@ -38,6 +48,11 @@ struct KernelDef {
   // Error (INVALID_ARGUMENT, OUT_OF_BOUNDS).
   Stream::Body (*prepare)(Device& device, void** args);
 };
+
+// The compute model: seconds a gemm_f32 of `flops` (2mnk) takes at least on
+// a card of `profile` under XAL_MOCK_COMPUTE_SCALE `compute_scale`:
+// flops / (tflops_fp16 x 1e12 x compute_scale); 0 (unpaced) when either is 0.
+double paced_gemm_seconds(const Profile& profile, double compute_scale, double flops);
 
 // The built-in kernel named `name`, or nullptr.
 const KernelDef* find_kernel(std::string_view name);

@@ -2,6 +2,7 @@
 #include "plugin.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +40,24 @@ std::optional<size_t> size_setting(const xal_backend_services_t* services,
   return static_cast<size_t>(*bytes);
 }
 
+// XAL_MOCK_COMPUTE_SCALE: a number >= 0 (0 or "off": gemm_f32 unpaced);
+// kDefaultComputeScale when unset.
+double compute_scale_setting(const xal_backend_services_t* services) {
+  const char* value = config(services, "XAL_MOCK_COMPUTE_SCALE");
+  if (!value || common::trim(value).empty()) return kDefaultComputeScale;
+  const std::string text(common::trim(value));
+  if (common::to_lower(text) == "off") return 0.0;
+  char* end = nullptr;
+  errno = 0;
+  const double scale = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size() || !(scale >= 0.0) ||
+      scale > 1e6)
+    throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                std::string("XAL_MOCK_COMPUTE_SCALE \"") + value +
+                    "\": expected a number from 0 to 1e6 (e.g. \"1e-6\") or \"off\"");
+  return scale;
+}
+
 }  // namespace
 
 xal_status_t init(const xal_backend_init_args_t* args, xal_backend_t** out) {
@@ -62,6 +81,7 @@ xal_status_t init(const xal_backend_init_args_t* args, xal_backend_t** out) {
             .value_or(kNeverParallel);
     copies.inline_limit =
         size_setting(services, "XAL_MOCK_INLINE_COPY", kDefaultInlineLimit).value_or(0);
+    const double compute_scale = compute_scale_setting(services);
     std::vector<Profile> profiles;
     try {
       profiles = parse_device_spec(text);
@@ -75,7 +95,7 @@ xal_status_t init(const xal_backend_init_args_t* args, xal_backend_t** out) {
     std::unique_ptr<Backend> backend;
     try {
       backend = std::make_unique<Backend>(services, std::move(profiles), spec,
-                                          copies);
+                                          copies, compute_scale);
     } catch (const std::system_error& e) {
       throw Error(XAL_ERROR_OUT_OF_HOST_MEMORY, std::string("init: ") + e.what());
     }

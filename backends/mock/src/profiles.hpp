@@ -28,6 +28,10 @@ struct Profile {
   double tdp_w = 0.0;                       // board power at full load
   double idle_w = 0.0;                      // board power when idle
   uint16_t pci_vendor_id = 0;               // for the fake PCI bus id
+  // Dense FP16/BF16 tensor throughput from the data sheet, TFLOPS; paces
+  // the built-in gemm_f32 kernel (times XAL_MOCK_COMPUTE_SCALE). 0: the
+  // kernel runs at host speed.
+  double tflops_fp16 = 0.0;
 };
 
 // The constant built-in table.

@@ -8,7 +8,7 @@
 #include "device.h"
 #include "dynamic_symbols.h"
 #include "host_worker.h"
-#include "memory.h"
+#include "address_map.h"
 #include "status_map.h"
 #include "xal/xal_backend.h"
 #include "xalsupport/guarded.h"

@@ -1,5 +1,5 @@
 // OpenCL headers with the API level the backend is written against. The
-// 2.x/3.x entry points it uses are OPTIONAL in cl_symbols.h.
+// 2.x/3.x entry points it uses are OPTIONAL in symbols.h.
 #pragma once
 
 #ifndef CL_TARGET_OPENCL_VERSION

@@ -1,9 +1,9 @@
 // Loads the OpenCL ICD loader with dlopen and resolves every function of
-// cl_symbols.h. Nothing in the backend links libOpenCL.
+// symbols.h. Nothing in the backend links libOpenCL.
 #pragma once
 
 #include "cl_headers.h"
-#include "cl_symbols.h"
+#include "symbols.h"
 
 #include <string>
 

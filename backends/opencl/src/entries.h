@@ -12,7 +12,7 @@ namespace xal::opencl {
 inline constexpr char support_note[] =
     "verified on PoCL (CPU) only, not yet on a GPU driver";
 
-// plugin.cpp: lifecycle and devices
+// backend.cpp: lifecycle and devices
 xal_status_t init(const xal_backend_init_args_t* args, xal_backend_t** out_backend);
 xal_status_t shutdown(xal_backend_t* backend);
 xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out);
@@ -20,14 +20,14 @@ xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count);
 xal_status_t device_get(xal_backend_t* backend, uint32_t index, xal_bdevice_t** out);
 xal_status_t device_get_properties(xal_bdevice_t* device, xal_device_properties_t* out);
 
-// allocation.cpp: memory
+// memory.cpp: memory
 xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes, xal_devptr_t* out_ptr);
 xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr);
 xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free, uint64_t* out_total);
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags, void** out_ptr);
 xal_status_t host_free(xal_backend_t* backend, void* ptr);
 
-// transfer.cpp: copies and fill
+// copy.cpp: copies and fill
 xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst, const void* src, size_t bytes);
 xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src, size_t bytes);
 xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t src, size_t bytes);

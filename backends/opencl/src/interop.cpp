@@ -1,6 +1,6 @@
 // ABI 1.1 interop: buffers and queues the caller made with OpenCL in the
 // device's context. An imported cl_mem is retained and placed at a
-// synthetic address like xal's own buffers (memory.h), so copies, memset
+// synthetic address like xal's own buffers (address_map.h), so copies, memset
 // and kernel arguments resolve it; releasing the import releases that
 // reference only. An imported queue is retained and released on destroy;
 // the caller's reference keeps it alive. OpenCL has no IPC.

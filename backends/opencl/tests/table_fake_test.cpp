@@ -1,4 +1,4 @@
-// Streams and events against the fake OpenCL library (tests/fake_opencl.cpp):
+// Streams and events against the fake OpenCL library (testing/fake_opencl.cpp):
 // failed commands and concurrent submission, which a real driver does not
 // produce on demand.
 #include "table_harness.h"
@@ -131,7 +131,7 @@ FakeCounts fake_counts() {
   return c;
 }
 
-// Sets a knob of the fake (see tests/fake_opencl.cpp).
+// Sets a knob of the fake (see testing/fake_opencl.cpp).
 void fake_set(const char* knob, int n) {
   auto set = reinterpret_cast<bool (*)(const char*, int)>(fake_symbol("xal_fake_opencl_set"));
   if (set != nullptr) {

@@ -1,5 +1,5 @@
 // ABI 1.1 interop through the table, against the fake OpenCL library
-// (tests/fake_opencl.cpp): the references an import takes and gives back,
+// (testing/fake_opencl.cpp): the references an import takes and gives back,
 // and the refusals with their CL codes. Real data moves in
 // opencl_interop_test.cpp, on PoCL.
 #include "table_harness.h"

@@ -1,6 +1,6 @@
 // Parts of the backend that need no OpenCL runtime: the status mapping and
 // the device address table.
-#include "memory.h"
+#include "address_map.h"
 #include "status_map.h"
 
 #include <gtest/gtest.h>

@@ -656,6 +656,75 @@ XAL_API xal_status_t xal_alltoall(xal_comm_t comm, xal_devptr_t send,
                                   xal_devptr_t recv, size_t count,
                                   xal_dtype_t dtype, xal_stream_t stream);
 
+/* --- ABI 1.1: point-to-point, v-collectives, split (docs/COLLECTIVES.md,
+ * "Point-to-point and v-collectives"). Like the collectives above: queued
+ * on `stream` (a stream of the communicator's device), asynchronous to the
+ * caller, failures after queuing reported on the stream's next synchronize
+ * and by xal_comm_get_async_error. Buffers stay the caller's and must stay
+ * valid until the stream has passed the call. A communicator is used by one
+ * thread at a time; inside xal_group_start/end one thread may drive every
+ * rank. Counts and displacements are in elements of `dtype`. */
+
+/* Point-to-point: `count` elements to/from rank `peer` of the communicator.
+ * Inside xal_group_start/end a rank may post many sends and receives at
+ * once without deadlock (NCCL's grouped semantics). The k-th send of rank
+ * a to rank b pairs with the k-th receive of b from a; a send and its
+ * receive must agree on count and dtype (else both fail with
+ * XAL_ERROR_COLLECTIVE_MISMATCH). peer may be the rank itself. */
+XAL_API xal_status_t xal_send(xal_comm_t comm, xal_devptr_t send, size_t count,
+                              xal_dtype_t dtype, uint32_t peer,
+                              xal_stream_t stream);
+XAL_API xal_status_t xal_recv(xal_comm_t comm, xal_devptr_t recv, size_t count,
+                              xal_dtype_t dtype, uint32_t peer,
+                              xal_stream_t stream);
+
+#define XAL_COMM_SPLIT_NOCOLOR (-1)
+/* ncclCommSplit semantics: collective over the parent's ranks; ranks of one
+ * color form a child, ordered by key then parent rank; color < 0
+ * (XAL_COMM_SPLIT_NOCOLOR) -> *out_comm = NULL. From one thread driving
+ * several ranks: inside a group, out_comm valid after xal_group_end.
+ * `options` NULL: the parent's timeout. The child is owned by the caller
+ * (xal_comm_destroy) and independent of the parent. */
+XAL_API xal_status_t xal_comm_split(xal_comm_t comm, int32_t color,
+                                    int32_t key,
+                                    const xal_comm_options_t* options,
+                                    xal_comm_t* out_comm);
+/* = split with one color, key = rank */
+XAL_API xal_status_t xal_comm_dup(xal_comm_t comm, xal_comm_t* out_comm);
+
+/* recv holds displs[i] + recv_counts[i] elements of rank i's send for every
+ * i (recv_counts and displs: size entries each; recv_counts[rank] ==
+ * send_count). */
+XAL_API xal_status_t xal_allgatherv(xal_comm_t comm, xal_devptr_t send,
+                                    size_t send_count, xal_devptr_t recv,
+                                    const size_t* recv_counts,
+                                    const size_t* displs, xal_dtype_t dtype,
+                                    xal_stream_t stream);
+/* send holds sum(recv_counts) elements, block i (recv_counts[i] elements, in
+ * rank order) reduced into rank i's recv */
+XAL_API xal_status_t xal_reduce_scatterv(xal_comm_t comm, xal_devptr_t send,
+                                         xal_devptr_t recv,
+                                         const size_t* recv_counts,
+                                         xal_dtype_t dtype, xal_op_t op,
+                                         xal_stream_t stream);
+/* counts and displacements in elements, size entries each (MPI_Alltoallv) */
+XAL_API xal_status_t xal_alltoallv(xal_comm_t comm, xal_devptr_t send,
+                                   const size_t* send_counts,
+                                   const size_t* send_displs,
+                                   xal_devptr_t recv, const size_t* recv_counts,
+                                   const size_t* recv_displs, xal_dtype_t dtype,
+                                   xal_stream_t stream);
+/* recv (size * send_count elements) only used on root */
+XAL_API xal_status_t xal_gather(xal_comm_t comm, xal_devptr_t send,
+                                xal_devptr_t recv, size_t send_count,
+                                xal_dtype_t dtype, uint32_t root,
+                                xal_stream_t stream);
+/* send (size * recv_count elements) only read on root */
+XAL_API xal_status_t xal_scatter(xal_comm_t comm, xal_devptr_t send,
+                                 xal_devptr_t recv, size_t recv_count,
+                                 xal_dtype_t dtype, uint32_t root,
+                                 xal_stream_t stream);
+
 /* ------------------------------------------------------------------------ */
 /* Interop (ABI 1.1): memory, streams and host memory that a framework       */
 /* owns, and device memory shared between the processes of one host          */

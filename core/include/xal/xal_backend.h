@@ -296,6 +296,19 @@ struct xal_backend_table_t {
    * Releases whatever it returns. */
   xal_status_t (*mem_ipc_close)(xal_bdevice_t* device, xal_devptr_t ptr);
 
+  /* --- added in 1.1: point-to-point (optional) ----------------------- */
+  /* ncclSend / ncclRecv: `count` elements to / from rank `peer` of the
+   * communicator, queued on `stream`; between group_start and group_end a
+   * rank may post several without deadlock. NULL, or XAL_ERROR_NOT_SUPPORTED
+   * returned before anything was queued: the core runs the message through
+   * host memory itself (docs/COLLECTIVES.md). */
+  xal_status_t (*comm_send)(xal_bcomm_t* comm, xal_devptr_t send, size_t count,
+                            xal_dtype_t dtype, uint32_t peer,
+                            xal_bstream_t* stream);
+  xal_status_t (*comm_recv)(xal_bcomm_t* comm, xal_devptr_t recv, size_t count,
+                            xal_dtype_t dtype, uint32_t peer,
+                            xal_bstream_t* stream);
+
   /* New entries go here, at the end, with a minor version bump, and one
    * line in XAL_BACKEND_ENTRIES below. */
 };
@@ -376,7 +389,9 @@ struct xal_backend_table_t {
   X(stream_import, XAL_ENTRY_OPTIONAL, 1)            \
   X(mem_ipc_get, XAL_ENTRY_OPTIONAL, 1)              \
   X(mem_ipc_open, XAL_ENTRY_OPTIONAL, 1)             \
-  X(mem_ipc_close, XAL_ENTRY_OPTIONAL, 1)
+  X(mem_ipc_close, XAL_ENTRY_OPTIONAL, 1)            \
+  X(comm_send, XAL_ENTRY_OPTIONAL, 1)                \
+  X(comm_recv, XAL_ENTRY_OPTIONAL, 1)
 
 /* The table's size in ABI 1.0: every entry through get_extension. A plugin
  * built against the 1.0 headers returns a table of this size. */

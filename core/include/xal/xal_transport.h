@@ -91,6 +91,40 @@ typedef struct xal_comm_transport_t {
                                  const size_t* recv_counts, xal_dtype_t dtype,
                                  xal_op_t op, uint32_t timeout_ms, char* message,
                                  size_t message_size);
+
+  /* Added in ABI 1.1 (point-to-point and split): a transport built against
+   * an older header lacks them; xal then, as when an entry is NULL, returns
+   * XAL_ERROR_NOT_SUPPORTED with a message from xal_send, xal_recv, the
+   * v-collectives and gather/scatter when a peer is in another process, and
+   * from xal_comm_split / xal_comm_dup. Unlike the entries above, send and
+   * recv may be called by several threads of one process at a time (each
+   * local rank's stream, and one thread per message of a group), and a
+   * process may have several sends and receives pending at once; each call
+   * blocks until its message is complete, the timeout passes (TIMEOUT), or
+   * abort was called (ABORTED). */
+
+  /* bytes from this process to process `peer_process`; `tag` identifies the
+   * pair of global ranks and the call's sequence (matching is by
+   * (peer_process, tag)). A receive whose size differs from the matching
+   * send's fails with XAL_ERROR_COLLECTIVE_MISMATCH (the send may succeed
+   * or fail likewise). */
+  xal_status_t (*send)(void* user, const void* buf, size_t bytes,
+                       uint32_t peer_process, uint64_t tag, uint32_t timeout_ms,
+                       char* message, size_t message_size);
+  xal_status_t (*recv)(void* user, void* buf, size_t bytes,
+                       uint32_t peer_process, uint64_t tag, uint32_t timeout_ms,
+                       char* message, size_t message_size);
+  /* Collective over every process: a child transport over the processes of
+   * this process's `color` (ordered by key, then process rank); color < 0:
+   * *out_child stays zeroed. The child is a complete table of its own
+   * (process_rank and process_count within the child; ranks_per_process:
+   * the parent's entries of the child's processes, in child order, valid
+   * until the child's release) with its own abort and release, independent
+   * of the parent. The caller owns it: xal hands it to
+   * xal_comm_create_transport, or calls its release. */
+  xal_status_t (*split)(void* user, int32_t color, int32_t key,
+                        struct xal_comm_transport_t* out_child, char* message,
+                        size_t message_size);
 } xal_comm_transport_t;
 
 /* Creates one communicator per local device over a transport; see above.

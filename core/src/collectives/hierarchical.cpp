@@ -8,8 +8,10 @@
 #include "../host_memory.hpp"
 #include "../stream_failures.hpp"
 #include "group_outcome.hpp"
+#include "comm_split.hpp"
 #include "group_plan.hpp"
 #include "issue_order.hpp"
+#include "p2p_rank.hpp"
 #include "pipeline.hpp"
 #include "xal_common/host_collective.hpp"
 #include "xal_common/reduce.hpp"
@@ -54,6 +56,7 @@ struct Shared {
   // Breaks both exchanges with `status` (sticky) and aborts the native
   // groups: every pending and later call fails.
   void break_with(xal_status_t status, const std::string& message) {
+    if (p2p) p2p->mailbox.break_with(status, message);
     flat->rendezvous.break_with(status, message);
     if (leaders) leaders->rendezvous.break_with(status, message);
     for (NativeGroup& g : native)
@@ -74,6 +77,8 @@ struct Shared {
   std::shared_ptr<Exchange> leaders;  // one slot per group leader or lone rank
   std::vector<NativeGroup> native;    // per group of the plan
   std::string description;
+  std::shared_ptr<P2pShared> p2p;     // point-to-point (p2p_rank.hpp)
+  std::shared_ptr<SplitMeet> meet;    // xal_comm_split (comm_split.hpp)
 };
 
 // The rank's IssueOrder: a gate waits as long as a call's staging waits
@@ -90,7 +95,8 @@ class HierComm final : public CommImpl {
  public:
   HierComm(DeviceObj* device, uint32_t rank, std::shared_ptr<Shared> shared, HostMemory& host)
       : device_(device), t_(device->hdr.table), rank_(rank), shared_(std::move(shared)),
-        order_(order_hooks(shared_)), step_(device, host, shared_->chunk_bytes) {
+        order_(order_hooks(shared_)), step_(device, host, shared_->chunk_bytes),
+        p2p_(device, rank, this, shared_->p2p) {
     const GroupPlan& p = shared_->plan;
     const auto& g = shared_->native[p.group_of[rank]];
     if (!g.comms.empty()) sub_ = g.comms[p.local_of[rank]];
@@ -146,6 +152,12 @@ class HierComm final : public CommImpl {
                         StreamObj* st) override {
     return submit(common::coll_desc(CollKind::kAlltoall, n, dt, XAL_OP_SUM, 0), s, r, st);
   }
+  // Point-to-point through host memory (p2p_rank.hpp); native groups play
+  // no part: every rank posts and takes its own messages.
+  xal_status_t p2p(std::span<const P2pOp> ops, StreamObj* st) override {
+    return p2p_.submit(ops, st);
+  }
+  SplitMeet* split_meet() override { return shared_->meet.get(); }
 
  private:
   // Whether `d` runs through the groups' native collectives and the
@@ -404,6 +416,7 @@ class HierComm final : public CommImpl {
   std::vector<xal_devptr_t> scratch_;  // see scratch(); the last is the current one
   size_t scratch_bytes_ = 0;
   HostStep step_;
+  P2pRank p2p_;
 };
 
 std::string describe(const Shared& s, std::span<DeviceObj* const> devices) {
@@ -469,6 +482,9 @@ xal_status_t create_hierarchical_comms(std::span<DeviceObj* const> devices, uint
     }
   }
   clear_pending();
+  shared->p2p = std::make_shared<P2pShared>(timeout_ms, shared->error);
+  shared->meet = std::make_shared<SplitMeet>(
+      std::vector<DeviceObj*>(devices.begin(), devices.end()), timeout_ms);
   shared->description = describe(*shared, devices);
   for (const Backend* b : no_native)
     shared->description += cat("; native collectives of ", b->name, " failed (see the log)");

@@ -8,8 +8,11 @@
 
 #include "../host_memory.hpp"
 #include "../stream_failures.hpp"
+#include "comm_split.hpp"
 #include "issue_order.hpp"
+#include "p2p_rank.hpp"
 #include "staging_buffer.hpp"
+#include "transport_p2p.hpp"
 #include "transport_step.hpp"
 #include "xal_common/reduce.hpp"
 
@@ -75,9 +78,15 @@ class Shared {
 
   void abort() { fail(XAL_ERROR_ABORTED, "the communicator was aborted (xal_comm_abort)"); }
 
+  // Point-to-point and split (transport_p2p.hpp); set by create_transport_comms.
+  std::shared_ptr<P2pShared> p2p;
+  std::shared_ptr<SplitMeet> meet;
+  const xal_comm_transport_t& transport() const { return transport_; }
+
   // Breaks the communicator with `status` (sticky) and aborts the
   // transport: every pending and later call fails.
   void fail(xal_status_t status, const std::string& message) {
+    if (p2p) p2p->mailbox.break_with(status, message);
     {
       std::lock_guard lock(mu_);
       break_with(status, message);
@@ -188,7 +197,8 @@ class TransportComm final : public CommImpl {
   TransportComm(DeviceObj* device, uint32_t local, std::shared_ptr<Shared> shared,
                 HostMemory& host)
       : device_(device), local_(local), shared_(std::move(shared)), order_(order_hooks(shared_)),
-        in_(host), out_(host) {}
+        in_(host), out_(host),
+        p2p_(device, shared_->layout().base() + local, this, shared_->p2p) {}
   ~TransportComm() override {
     device_->hdr.table->device_synchronize(device_->native);  // staging copies in flight
     clear_pending();
@@ -204,7 +214,26 @@ class TransportComm final : public CommImpl {
   }
   xal_status_t async_error(xal_status_t* out) override {
     *out = shared_->async_error();
+    if (*out == XAL_SUCCESS) *out = shared_->p2p->error->get();
     return XAL_SUCCESS;
+  }
+
+  // Messages between processes go through the transport's send and recv
+  // (NOT_SUPPORTED, before anything is queued, when it lacks them).
+  xal_status_t p2p(std::span<const P2pOp> ops, StreamObj* st) override {
+    const ProcessLayout& l = shared_->layout();
+    const xal_comm_transport_t& t = shared_->transport();
+    if (!t.send || !t.recv)
+      for (const P2pOp& op : ops)
+        if (l.process_of(op.peer) != l.me)
+          return fail(device_, XAL_ERROR_NOT_SUPPORTED,
+                      cat("point-to-point with rank ", op.peer, " of another process: the "
+                          "transport has no send and recv (built against a header before "
+                          "ABI 1.1)"));
+    return p2p_.submit(ops, st);
+  }
+  xal_status_t split(const SplitArgs& args, xal_comm_t* out_comm) override {
+    return shared_->meet->arrive_at(local_, args, out_comm);
   }
 
   xal_status_t allreduce(xal_devptr_t s, xal_devptr_t r, size_t n, xal_dtype_t dt, xal_op_t op,
@@ -319,6 +348,7 @@ class TransportComm final : public CommImpl {
   std::shared_ptr<Shared> shared_;
   IssueOrder order_;
   StagingBuffer in_, out_;  // one call at a time: order_ keeps them so
+  P2pRank p2p_;
 };
 
 }  // namespace
@@ -339,6 +369,8 @@ xal_status_t create_transport_comms(std::span<DeviceObj* const> devices, uint32_
   shared->description = cat("collectives across ", t.process_count, " processes (",
                             shared->layout().size, " ranks); ", devices.size(),
                             " local devices from global rank ", shared->layout().base());
+  shared->p2p = make_transport_p2p(t, shared->layout(), timeout_ms);
+  shared->meet = make_transport_split(t, devices, timeout_ms);
   out.clear();
   for (uint32_t i = 0; i < devices.size(); ++i)
     out.push_back(std::make_unique<TransportComm>(devices[i], i, shared, *rt->host));

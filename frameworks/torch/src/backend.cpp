@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 
+#include "hosts_transport.hpp"
 #include "shm_transport.hpp"
 #include "xal_runtime.hpp"
 
@@ -18,7 +19,7 @@ namespace xal::torch_backend {
 
 namespace {
 
-constexpr size_t kDefaultSlotBytes = size_t{1} << 20;
+constexpr size_t kDefaultSlotBytes = size_t{4} << 20;  // fewer rounds (barriers) per call
 constexpr const char* kShmKey = "xal/shm_name";
 
 size_t slot_bytes_from_env() {
@@ -157,30 +158,57 @@ void XalWork::complete(std::exception_ptr error) {
 // ------------------------------------------------------------- Backend ---
 
 XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                       std::chrono::milliseconds timeout)
+                       std::chrono::milliseconds timeout, std::vector<int> host_of_rank,
+                       c10::intrusive_ptr<c10d::Backend> leaders)
     : c10d::Backend(rank, size), timeout_(timeout) {
+  if (host_of_rank.empty()) host_of_rank.assign(static_cast<size_t>(size), 0);
+  TORCH_CHECK(static_cast<int>(host_of_rank.size()) == size,
+              "xal: one host index per rank expected");
   dev_ = process_device();
   const long long ms = std::clamp<long long>(timeout.count(), 1, UINT32_MAX);
   const auto timeout_ms = static_cast<uint32_t>(ms);
   const size_t slot = slot_bytes_from_env();
+  // This host's ranks meet in one segment; its lowest rank creates it.
+  const int host = host_of_rank[static_cast<size_t>(rank)];
+  uint32_t local_rank = 0, local_size = 0;
+  for (int r = 0; r < size; ++r)
+    if (host_of_rank[static_cast<size_t>(r)] == host) {
+      if (r < rank) ++local_rank;
+      ++local_size;
+    }
+  hosts_ = *std::max_element(host_of_rank.begin(), host_of_rank.end()) + 1;
+  const std::string key = std::string(kShmKey) + "/" + std::to_string(host);
   std::unique_ptr<ShmTransport> transport;
-  if (rank == 0) {
+  if (local_rank == 0) {
     const std::string name = unique_shm_name();
-    transport = ShmTransport::open(name, true, 0, static_cast<uint32_t>(size), slot);
-    store->set(kShmKey, std::vector<uint8_t>(name.begin(), name.end()));
+    transport = ShmTransport::open(name, true, 0, local_size, slot);
+    store->set(key, std::vector<uint8_t>(name.begin(), name.end()));
   } else {
-    const std::vector<uint8_t> v = store->get(kShmKey);
-    transport = ShmTransport::open(std::string(v.begin(), v.end()), false,
-                                   static_cast<uint32_t>(rank), static_cast<uint32_t>(size), slot);
+    const std::vector<uint8_t> v = store->get(key);
+    transport = ShmTransport::open(std::string(v.begin(), v.end()), false, local_rank, local_size,
+                                   slot);
   }
   transport->wait_attached_and_unlink(timeout_ms);
+  TORCH_CHECK(hosts_ == 1 || (local_rank == 0) == leaders.defined(),
+              "xal: the leaders' backend between hosts must be given to each host's lowest rank "
+              "and to no other");
+  std::unique_ptr<HostsTransport> hosts;
+  xal_comm_transport_t table{};
+  if (hosts_ == 1) {
+    table = transport->table();
+  } else {
+    hosts = std::make_unique<HostsTransport>(std::move(transport), std::move(host_of_rank), rank,
+                                             std::move(leaders));
+    table = hosts->table();
+  }
   xal_comm_options_t options{};
   options.struct_size = sizeof options;
   options.timeout_ms = timeout_ms;
-  const xal_comm_transport_t table = transport->table();
   check_xal("creating the communicator (xal_comm_create_transport)",
             xal_comm_create_transport(&dev_, 1, &options, &table, &comm_));
-  static_cast<void>(transport.release());  // the communicator owns it now
+  // The communicator owns the transport now.
+  static_cast<void>(transport.release());
+  static_cast<void>(hosts.release());
   if (xal_status_t s = xal_stream_create(dev_, XAL_STREAM_DEFAULT, &stream_); s) {
     xal_comm_destroy(comm_);
     throw_xal("creating the group's stream (xal_stream_create)", s);
@@ -236,14 +264,29 @@ void XalBackend::worker() {
       queue_.pop_front();
     }
     std::exception_ptr error;
+    clear_thrown_status();
     try {
       item.second();
     } catch (...) {
       error = std::current_exception();
+      // A device that is lost (or broken) will not join the group's next
+      // calls: abort the communicator, so that the other ranks' pending and
+      // later calls fail at once (ABORTED, naming this process) instead of
+      // waiting for the timeout.
+      const xal_status_t s = last_thrown_status();
+      if (s == XAL_ERROR_DEVICE_LOST || s == XAL_ERROR_HARDWARE) xal_comm_abort(comm_);
     }
     calls_run_.fetch_add(1);
     item.first->complete(error);
   }
+}
+
+void XalBackend::check_single_host(const char* name) const {
+  if (hosts_ > 1)
+    C10_THROW_ERROR(NotImplementedError,
+                    std::string("xal: ") + name + " between hosts is not implemented (this group "
+                    "spans " + std::to_string(hosts_) + " hosts; its ranks of one host meet in "
+                    "shared memory, the hosts' leaders through Gloo)");
 }
 
 void XalBackend::sync(const char* name, xal_status_t issued) {
@@ -491,6 +534,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall_base(at::Tensor& output, at:
                                                          std::vector<int64_t>& input_splits,
                                                          const c10d::AllToAllOptions& /*opts*/) {
   constexpr const char* kName = "alltoall_base";
+  check_single_host(kName);
   check_tensor(input, kName);
   check_tensor(output, kName);
   TORCH_CHECK(input.scalar_type() == output.scalar_type(), "xal: ", kName,
@@ -570,6 +614,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall(std::vector<at::Tensor>& out
                                                     std::vector<at::Tensor>& inputs,
                                                     const c10d::AllToAllOptions& /*opts*/) {
   constexpr const char* kName = "alltoall";
+  check_single_host(kName);
   check_tensors(inputs, kName);
   check_tensors(outputs, kName);
   TORCH_CHECK(static_cast<int>(inputs.size()) == size_ &&
@@ -596,6 +641,73 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall(std::vector<at::Tensor>& out
         std::memcpy(d.data_ptr(), static_cast<const char*>(recv.data_ptr()) + p * block, nbytes(d));
       write_back(outputs[p], d);
     }
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                  std::vector<at::Tensor>& inputs,
+                                                  const c10d::GatherOptions& opts) {
+  constexpr const char* kName = "gather";
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "xal: gather: root rank ",
+              opts.rootRank, " is outside the group of ", size_);
+  TORCH_CHECK(inputs.size() == 1, "xal: gather takes one input tensor");
+  check_tensor(inputs[0], kName);
+  const int root = static_cast<int>(opts.rootRank);
+  std::vector<at::Tensor> outs;
+  if (rank_ == root) {
+    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+                "xal: gather: the root takes one list of ", size_, " output tensors");
+    check_tensors(outputs[0], kName);
+    for (const at::Tensor& o : outputs[0])
+      TORCH_CHECK(o.numel() == inputs[0].numel() && o.scalar_type() == inputs[0].scalar_type(),
+                  "xal: gather: every output must have the input's size and dtype");
+    outs = outputs[0];
+  } else {
+    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
+                "xal: gather: only the root takes output tensors");
+  }
+  at::Tensor in = inputs[0];
+  // Through xal's all-gather (every rank receives; the root keeps it).
+  return enqueue(c10d::OpType::GATHER, outs, [this, in, outs]() mutable {
+    at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
+    run_allgather(flat, in, "gather");
+    for (size_t r = 0; r < outs.size(); ++r)
+      outs[r].copy_(flat.narrow(0, static_cast<int64_t>(r) * in.numel(), in.numel())
+                        .view(outs[r].sizes()));
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> XalBackend::scatter(std::vector<at::Tensor>& outputs,
+                                                   std::vector<std::vector<at::Tensor>>& inputs,
+                                                   const c10d::ScatterOptions& opts) {
+  constexpr const char* kName = "scatter";
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "xal: scatter: root rank ",
+              opts.rootRank, " is outside the group of ", size_);
+  TORCH_CHECK(outputs.size() == 1, "xal: scatter takes one output tensor");
+  check_tensor(outputs[0], kName);
+  const int root = static_cast<int>(opts.rootRank);
+  std::vector<at::Tensor> ins;
+  if (rank_ == root) {
+    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+                "xal: scatter: the root takes one list of ", size_, " input tensors");
+    check_tensors(inputs[0], kName);
+    for (const at::Tensor& i : inputs[0])
+      TORCH_CHECK(i.numel() == outputs[0].numel() && i.scalar_type() == outputs[0].scalar_type(),
+                  "xal: scatter: every input must have the output's size and dtype");
+    ins = inputs[0];
+  } else {
+    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
+                "xal: scatter: only the root takes input tensors");
+  }
+  at::Tensor out = outputs[0];
+  // Through xal's broadcast of the root's pieces (each rank keeps its own).
+  return enqueue(c10d::OpType::SCATTER, outputs, [this, out, ins, root]() mutable {
+    const int64_t n = out.numel();
+    at::Tensor flat = at::empty({size_ * n}, out.options());
+    for (size_t r = 0; r < ins.size(); ++r)
+      flat.narrow(0, static_cast<int64_t>(r) * n, n).copy_(ins[r].reshape({-1}));
+    run_broadcast(flat, root);
+    out.copy_(flat.narrow(0, static_cast<int64_t>(rank_) * n, n).view(out.sizes()));
   });
 }
 

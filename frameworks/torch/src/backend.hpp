@@ -42,12 +42,17 @@ class XalBackend : public c10d::Backend {
  public:
   // Collective: every rank of the group calls it. Meets the others through
   // `store` (a group's prefix store); `timeout` bounds every collective.
+  // host_of_rank: every rank's host (0..H-1, numbered by their lowest
+  // rank; empty: one host); leaders: on each host's lowest rank when H > 1,
+  // a backend over the H leaders (torch's Gloo) for the steps between hosts.
   XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-             std::chrono::milliseconds timeout);
+             std::chrono::milliseconds timeout, std::vector<int> host_of_rank = {},
+             c10::intrusive_ptr<c10d::Backend> leaders = {});
   ~XalBackend() override;
 
   const std::string getBackendName() const override { return "xal"; }
   std::string deviceDescription() const;
+  int hosts() const { return hosts_; }
   // Calls the worker has run (done or failed).
   uint64_t callsRun() const { return calls_run_.load(); }
 
@@ -82,6 +87,12 @@ class XalBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
                                           std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
   // Unblocks pending calls (xal_comm_abort); later calls fail.
@@ -109,11 +120,14 @@ class XalBackend : public c10d::Backend {
   // Largest value over the group (a small allreduce).
   int64_t group_max(int64_t v, const char* name);
   void sync(const char* name, xal_status_t issued);
+  // Raises NotImplementedError naming the op when the group spans hosts.
+  void check_single_host(const char* name) const;
 
   xal_device_t dev_ = nullptr;
   xal_stream_t stream_ = nullptr;
   xal_comm_t comm_ = nullptr;
   std::chrono::milliseconds timeout_;
+  int hosts_ = 1;
 
   std::mutex mu_;
   std::condition_variable cv_;

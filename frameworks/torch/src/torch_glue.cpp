@@ -16,15 +16,29 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "The torch.distributed backend \"xal\" (c10d Backend over xal's collectives)";
   m.def(
       "create_backend",
-      [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-         double timeout_s) -> c10::intrusive_ptr<c10d::Backend> {
+      [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, double timeout_s,
+         std::vector<int> host_of_rank, py::object leaders) -> c10::intrusive_ptr<c10d::Backend> {
+        c10::intrusive_ptr<c10d::Backend> between;
+        if (!leaders.is_none()) between = leaders.cast<c10::intrusive_ptr<c10d::Backend>>();
+        py::gil_scoped_release no_gil;
         const auto ms = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
-        return c10::make_intrusive<XalBackend>(store, rank, size, ms);
+        return c10::make_intrusive<XalBackend>(store, rank, size, ms, std::move(host_of_rank),
+                                               std::move(between));
       },
       py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"),
-      py::call_guard<py::gil_scoped_release>(),
+      py::arg("host_of_rank") = std::vector<int>{}, py::arg("leaders") = py::none(),
       "Makes the group's backend (collective over the group; the creator that "
-      "torch.distributed.Backend.register_backend calls).");
+      "torch.distributed.Backend.register_backend calls). host_of_rank: every rank's host "
+      "(empty: one host); leaders: on each host's lowest rank of a group over several hosts, "
+      "a backend over the hosts' leaders (torch's Gloo).");
+  m.def(
+      "hosts",
+      [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+        auto* x = dynamic_cast<XalBackend*>(backend.get());
+        TORCH_CHECK(x, "xal: not a backend of xal");
+        return x->hosts();
+      },
+      "How many hosts a backend of xal spans.");
   m.def(
       "device_of",
       [](const c10::intrusive_ptr<c10d::Backend>& backend) {

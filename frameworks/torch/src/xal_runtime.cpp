@@ -32,8 +32,19 @@ std::string last_error_text(xal_status_t status) {
 
 }  // namespace
 
+namespace {
+thread_local xal_status_t t_thrown = XAL_SUCCESS;
+}  // namespace
+
+xal_status_t last_thrown_status() { return t_thrown; }
+void clear_thrown_status() { t_thrown = XAL_SUCCESS; }
+
 void throw_xal(const std::string& what, xal_status_t status) {
-  C10_THROW_ERROR(DistBackendError, "xal: " + what + " failed: " + last_error_text(status));
+  t_thrown = status;
+  const std::string text = "xal: " + what + " failed: " + last_error_text(status);
+  if (status == XAL_ERROR_OUT_OF_MEMORY || status == XAL_ERROR_OUT_OF_HOST_MEMORY)
+    C10_THROW_ERROR(OutOfMemoryError, text);
+  C10_THROW_ERROR(DistBackendError, text);
 }
 
 xal_device_t process_device() {

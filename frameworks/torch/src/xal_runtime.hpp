@@ -21,9 +21,17 @@ xal_device_t process_device();
 // "mock:0 A100-SXM4-40GB (mock)"-like text for the device.
 std::string describe_device(xal_device_t dev);
 
-// Throws c10::DistBackendError: "xal: <what> failed: XAL_ERROR_... (<op>):
-// <message>", with the calling thread's xal_last_error.
+// Throws "xal: <what> failed: XAL_ERROR_... (<op>): <message>", with the
+// calling thread's xal_last_error: c10::OutOfMemoryError
+// (torch.OutOfMemoryError) for XAL_ERROR_OUT_OF_MEMORY and
+// OUT_OF_HOST_MEMORY, else c10::DistBackendError
+// (torch.distributed.DistBackendError). Records the status for
+// last_thrown_status().
 [[noreturn]] void throw_xal(const std::string& what, xal_status_t status);
+// The status of the calling thread's last throw_xal (XAL_SUCCESS after
+// clear_thrown_status()).
+xal_status_t last_thrown_status();
+void clear_thrown_status();
 inline void check_xal(const std::string& what, xal_status_t status) {
   if (status != XAL_SUCCESS) throw_xal(what, status);
 }

@@ -268,6 +268,74 @@ def case_alltoall_list(ctx, case, dtype_name):
         assert_close(outs[p], want[p], dtype_name, f"xal block from {p}")
 
 
+def case_gather(ctx, case, dtype_name):
+    root = ctx.world - 1
+    x = make_input(case, ctx.rank, SHAPE, dtype_name)
+    want = [make_input(case, r, SHAPE, dtype_name) for r in range(ctx.world)]
+    outs = [torch.empty_like(x) for _ in range(ctx.world)] if ctx.rank == root else None
+    dist.gather(x, outs, dst=root, group=ctx.xal)
+
+    def g(grp):
+        o = [torch.empty_like(x) for _ in range(ctx.world)] if ctx.rank == root else None
+        dist.gather(x, o, dst=root, group=grp)
+        return o
+    gl = ctx.on_gloo(case, g)
+    if ctx.rank == root:
+        for r in range(ctx.world):
+            assert_close(outs[r], want[r], dtype_name, f"xal block {r}")
+            if gl is not None:
+                assert_close(outs[r], gl[r], dtype_name, f"xal vs gloo block {r}")
+
+
+def case_scatter(ctx, case, dtype_name):
+    root = 1 % ctx.world
+    pieces = [make_input(f"{case}/{q}", root, SHAPE, dtype_name) for q in range(ctx.world)]
+    got = torch.empty(SHAPE, dtype=DTYPES[dtype_name])
+    dist.scatter(got, [p.clone() for p in pieces] if ctx.rank == root else None, src=root,
+                 group=ctx.xal)
+
+    def g(grp):
+        o = torch.empty_like(got)
+        dist.scatter(o, [p.clone() for p in pieces] if ctx.rank == root else None, src=root,
+                     group=grp)
+        return o
+    gl = ctx.on_gloo(case, g)
+    assert_close(got, pieces[ctx.rank], dtype_name, "xal vs reference")
+    if gl is not None:
+        assert_close(got, gl, dtype_name, "xal vs gloo")
+
+
+def case_subgroups(ctx, case):
+    """new_group: halves of the group, and every rank but the first, each
+    running collectives of their own (a group of xal's, made on its ranks
+    through the group's store), with the whole group still usable."""
+    w, r = ctx.world, ctx.rank
+    halves = [list(range(0, w // 2)), list(range(w // 2, w))]
+    groups = [dist.new_group(ranks=h, backend="xal") for h in halves]
+    rest = dist.new_group(ranks=list(range(1, w)), backend="xal") if w > 2 else None
+    mine = halves[0] if r in halves[0] else halves[1]
+    x = make_input(case, r, (33,), "int64")
+    dist.all_reduce(x, group=groups[halves.index(mine)])
+    want = reference_reduce([make_input(case, q, (33,), "int64") for q in mine], "SUM", "int64")
+    assert_close(x, want, "int64", f"allreduce over {mine}")
+    o = torch.empty(len(mine) * 5, dtype=torch.float32)
+    dist.all_gather_into_tensor(o, make_input(case + "/ag", r, (5,), "float32"),
+                                group=groups[halves.index(mine)])
+    assert_close(o, torch.cat([make_input(case + "/ag", q, (5,), "float32") for q in mine]),
+                 "float32", f"all_gather over {mine}")
+    if rest is not None and r >= 1:
+        y = make_input(case + "/rest", r, (9,), "float64")
+        dist.broadcast(y, src=w - 1, group=rest)  # a global rank as the root
+        assert_close(y, make_input(case + "/rest", w - 1, (9,), "float64"), "float64",
+                     "broadcast over the ranks but the first")
+    z = torch.ones(3)
+    dist.all_reduce(z, group=ctx.xal)
+    assert_close(z, torch.full((3,), float(w)), "float32", "the whole group afterwards")
+    for grp, members in zip(groups + [rest], halves + [list(range(1, w))]):
+        if grp is not None and r in members:
+            dist.destroy_process_group(grp)
+
+
 def case_big_allreduce(ctx, case):
     case_allreduce(ctx, case, "float32", "SUM", shape=BIG)
 
@@ -343,6 +411,8 @@ def build_cases():
                     lambda c, d=d, op=op: lambda ctx: case_reduce_scatter_tensor(ctx, c, d, op))
         cases[f"alltoall_single-equal-{d}"] = (lambda c, d=d: lambda ctx: case_alltoall_single(ctx, c, d, False))
         cases[f"alltoall_single-uneven-{d}"] = (lambda c, d=d: lambda ctx: case_alltoall_single(ctx, c, d, True))
+        cases[f"gather-{d}"] = (lambda c, d=d: lambda ctx: case_gather(ctx, c, d))
+        cases[f"scatter-{d}"] = (lambda c, d=d: lambda ctx: case_scatter(ctx, c, d))
     cases["allgather_into_tensor-in_place-float32"] = (
         lambda c: lambda ctx: case_allgather_into_tensor(ctx, c, "float32", in_place=True))
     cases["reduce_scatter-list-SUM-float32"] = (lambda c: lambda ctx: case_reduce_scatter_list(ctx, c, "float32", "SUM"))
@@ -356,6 +426,7 @@ def build_cases():
     cases["barrier"] = (lambda c: lambda ctx: case_barrier(ctx, c))
     cases["unsupported-dtype-int16"] = (lambda c: lambda ctx: case_unsupported_dtype(ctx, c))
     cases["allreduce-empty"] = (lambda c: lambda ctx: case_empty(ctx, c))
+    cases["new_group-subgroups"] = (lambda c: lambda ctx: case_subgroups(ctx, c))
     return {name: make(name) for name, make in cases.items()}
 
 

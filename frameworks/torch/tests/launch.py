@@ -17,13 +17,17 @@ MIXED_PROFILES = "1*a100-40g,1*mi250x,1*intel-max-1550,1*h100-sxm-80g"
 
 
 def launch(mode: str, world: int, tmp: Path, timeout_s: float = 240, extra_env=None,
-           rank_env=None) -> tuple[list[int], list[dict], list[str], float]:
-    """Runs `worker.py <mode>` as `world` ranks. Returns exit codes, each
-    rank's JSON result ({} if none), each rank's output and the wall time."""
+           rank_env=None, rank_prefix=None,
+           store: str | None = None) -> tuple[list[int], list[dict], list[str], float]:
+    """Runs `worker.py <mode>` as `world` ranks (rank r's command after
+    rank_prefix[r], e.g. `ip netns exec NS`; the store: a file in tmp, or
+    `store`, e.g. tcp://ADDR:PORT). Returns exit codes, each rank's JSON
+    result ({} if none), each rank's output and the wall time."""
     tmp.mkdir(parents=True, exist_ok=True)
     init_file = tmp / "store"
     if init_file.exists():
         init_file.unlink()
+    store = store or str(init_file)
     procs, logs = [], []
     start = time.monotonic()
     for r in range(world):
@@ -42,7 +46,8 @@ def launch(mode: str, world: int, tmp: Path, timeout_s: float = 240, extra_env=N
         log = open(tmp / f"rank{r}.log", "w+")
         logs.append(log)
         procs.append(subprocess.Popen(
-            [sys.executable, str(HERE / "worker.py"), mode, str(r), str(world), str(init_file),
+            list((rank_prefix or {}).get(r, [])) +
+            [sys.executable, str(HERE / "worker.py"), mode, str(r), str(world), store,
              str(tmp / f"result{r}.json")],
             env=env, stdout=log, stderr=subprocess.STDOUT))
     codes = []
@@ -62,3 +67,15 @@ def launch(mode: str, world: int, tmp: Path, timeout_s: float = 240, extra_env=N
         f = tmp / f"result{r}.json"
         results.append(json.loads(f.read_text()) if f.exists() else {})
     return codes, results, outputs, wall
+
+
+_CACHE: dict[tuple[str, int], tuple] = {}
+
+
+def launch_once(mode: str, world: int, tmp_path_factory, **kw):
+    """launch(), once per (mode, world) in a pytest session: tests that
+    assert on different parts of one run share it."""
+    key = (mode, world)
+    if key not in _CACHE:
+        _CACHE[key] = launch(mode, world, tmp_path_factory.mktemp(f"{mode}{world}"), **kw)
+    return _CACHE[key]

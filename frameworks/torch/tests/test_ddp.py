@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from launch import launch
+from launch import launch_once
 
 
 @pytest.mark.parametrize("world", [2, 4])
-def test_ddp_matches_gloo(world, tmp_path):
-    codes, results, outputs, _ = launch("ddp", world, tmp_path)
+def test_ddp_matches_gloo(world, tmp_path_factory):
+    # One start of the ranks runs DDP and then FSDP (test_fsdp.py).
+    codes, results, outputs, _ = launch_once("train", world, tmp_path_factory)
     assert codes == [0] * world, "\n".join(o[-3000:] for o in outputs)
-    for rank, r in enumerate(results):
+    for rank, res in enumerate(results):
+        r = res["ddp"]
         assert r["max_param_diff"] <= 1e-5, (rank, r["max_param_diff"])
         assert r["rank_spread"] == 0.0, (rank, r["rank_spread"])
         assert r["moved"] > 1e-3, (rank, r["moved"])  # it trained

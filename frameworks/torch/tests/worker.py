@@ -18,7 +18,8 @@ import xal_torch
 
 
 def init(rank, world, store, timeout_s=60.0):
-    dist.init_process_group("xal", init_method=f"file://{store}", rank=rank, world_size=world,
+    url = store if "://" in store else f"file://{store}"
+    dist.init_process_group("xal", init_method=url, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=timeout_s))
 
 
@@ -84,10 +85,9 @@ class MLP(torch.nn.Module):
         return self.net(x)
 
 
-def mode_ddp(rank, world, store, steps=20):
+def mode_ddp(rank, world, gloo, steps=20):
     from torch.nn.parallel import DistributedDataParallel as DDP
-    init(rank, world, store)
-    gloo = dist.new_group(backend="gloo")
+    calls0 = xal_torch.calls_run()
     torch.manual_seed(1234 + rank)  # different per rank: DDP's first broadcast must fix it
     base = MLP()
     initial = [p.detach().clone() for p in base.parameters()]
@@ -115,11 +115,170 @@ def mode_ddp(rank, world, store, steps=20):
     gathered = [torch.empty_like(flat) for _ in range(world)]
     dist.all_gather(gathered, flat, group=gloo)
     spread = max((t - gathered[0]).abs().max().item() for t in gathered)
-    calls = xal_torch.calls_run()
-    dist.barrier()
-    dist.destroy_process_group()
+    calls = xal_torch.calls_run() - calls0
     return {"max_param_diff": diff, "xal_calls": calls,
             "moved": moved, "rank_spread": spread, "losses": losses}
+
+
+def mode_fsdp(rank, world, gloo, steps=20):
+    """FSDP (FULL_SHARD, FSDP1) over "xal", over Gloo, and a plain model
+    trained on every rank's batch locally (the reference: FSDP averages the
+    ranks' gradients, i.e. trains on the mean loss over their batches)."""
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
+    torch.manual_seed(1234 + rank)  # different per rank: the broadcast below must fix it
+    base = MLP()
+    for p in base.parameters():  # rank 0's start (sync_module_states needs CUDA)
+        dist.broadcast(p.data, src=0)
+    ref = copy.deepcopy(base)
+    initial = [p.detach().clone() for p in ref.parameters()]
+    calls0 = xal_torch.calls_run()
+
+    def wrap(group):
+        return FSDP(copy.deepcopy(base), process_group=group, device_id=torch.device("cpu"),
+                    sharding_strategy=ShardingStrategy.FULL_SHARD,
+                    auto_wrap_policy=lambda module, recurse, nonwrapped_numel:
+                        recurse or isinstance(module, torch.nn.Linear))
+    models = {"xal": wrap(dist.group.WORLD), "gloo": wrap(gloo), "ref": ref}
+    opts = {k: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9) for k, m in models.items()}
+    gens = [torch.Generator().manual_seed(99 + r) for r in range(world)]
+    w_true = torch.randn(16, 4, generator=torch.Generator().manual_seed(7))
+    losses = {k: [] for k in models}
+    for _ in range(steps):
+        batches = [torch.randn(32, 16, generator=g) for g in gens]
+        xb = batches[rank]
+        for k, m in models.items():
+            opts[k].zero_grad()
+            if k == "ref":
+                loss = sum(torch.nn.functional.mse_loss(m(b), b @ w_true) for b in batches) / world
+            else:
+                loss = torch.nn.functional.mse_loss(m(xb), xb @ w_true)
+            loss.backward()
+            opts[k].step()
+            losses[k].append(loss.item())
+    calls = xal_torch.calls_run() - calls0
+    params = {}
+    for k in ("xal", "gloo"):
+        with FSDP.summon_full_params(models[k]):
+            params[k] = [p.detach().clone() for p in models[k].parameters()]
+    params["ref"] = [p.detach() for p in ref.parameters()]
+    shapes_ok = [tuple(p.shape) for p in params["xal"]] == [tuple(p.shape) for p in params["ref"]]
+
+    def diff(a, b):
+        return max((x - y).abs().max().item() for x, y in zip(params[a], params[b]))
+    flat = torch.cat([p.flatten() for p in params["xal"]])
+    gathered = [torch.empty_like(flat) for _ in range(world)]
+    dist.all_gather(gathered, flat, group=gloo)
+    spread = max((t - gathered[0]).abs().max().item() for t in gathered)
+    return {"shapes_ok": shapes_ok, "xal_vs_gloo": diff("xal", "gloo"),
+            "xal_vs_ref": diff("xal", "ref"), "gloo_vs_ref": diff("gloo", "ref"),
+            "moved": max((a - b).abs().max().item() for a, b in zip(params["xal"], initial)),
+            "rank_spread": spread, "xal_calls": calls, "losses": losses}
+
+
+def mode_fault_train(rank, world, store):
+    """DDP training on "xal" over fault:mock cards whose plan (XAL_FAULTS,
+    the same on every rank, so that every rank fails at the same call)
+    injects a fault mid-run: records the exception that reaches Python and
+    whether a later call still fails."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    init(rank, world, store, timeout_s=30.0)
+    torch.manual_seed(5)
+    model = DDP(MLP(), bucket_cap_mb=0.002)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(99 + rank)
+    out = {"raised": None, "step": None}
+    for step in range(20):
+        xb = torch.randn(32, 16, generator=g)
+        opt.zero_grad()
+        try:
+            torch.nn.functional.mse_loss(model(xb), xb[:, :4]).backward()
+        except Exception as e:  # asserted by the test
+            out.update(raised=type(e).__name__, step=step, message=str(e).split("\n")[0],
+                       is_oom=isinstance(e, torch.OutOfMemoryError),
+                       is_dist_backend_error=isinstance(e, dist.DistBackendError))
+            break
+        opt.step()
+    start = time.monotonic()
+    try:
+        dist.all_reduce(torch.ones(4))
+        out["later"] = "ok"
+    except Exception as e:
+        out["later"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+    out["later_s"] = time.monotonic() - start
+    out["device"] = xal_torch.device_of()
+    return out
+
+
+def mode_hosts(rank, world, store):
+    """The same calls on one host and on two (test_hosts.py compares them):
+    every core collective, roots on leaders and on other ranks, a call of
+    many shared-memory rounds, and 5 DDP steps."""
+    from cases import make_input
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    init(rank, world, store)
+    out = {"hosts": xal_torch.hosts(), "results": {}}
+    res = out["results"]
+    R = dist.ReduceOp
+    for name, dt, op, shape in [("sum-float32", "float32", R.SUM, (37, 5)),
+                                ("sum-int64", "int64", R.SUM, (37, 5)),
+                                ("max-bfloat16", "bfloat16", R.MAX, (37, 5)),
+                                ("product-int32", "int32", R.PRODUCT, (37, 5)),
+                                ("avg-float64", "float64", R.AVG, (37, 5)),
+                                ("min-uint8", "uint8", R.MIN, (37, 5)),
+                                ("sum-bool", "bool", R.SUM, (37, 5)),
+                                ("big-sum-float32", "float32", R.SUM, (150_000,))]:
+        x = make_input(f"hosts/{name}", rank, shape, dt)
+        dist.all_reduce(x, op=op)
+        res[f"allreduce-{name}"] = x.float().tolist()
+    for root in range(world):
+        x = make_input(f"hosts/bcast{root}", rank, (41,), "int32")
+        dist.broadcast(x, src=root)
+        res[f"broadcast-root{root}"] = x.tolist()
+    x = make_input("hosts/reduce", rank, (29,), "float64")
+    dist.reduce(x, dst=world - 1)
+    if rank == world - 1:
+        res["reduce"] = x.tolist()
+    o = torch.empty(world * 53, dtype=torch.float16)
+    dist.all_gather_into_tensor(o, make_input("hosts/ag", rank, (53,), "float16"))
+    res["allgather_into_tensor"] = o.float().tolist()
+    outs = [torch.empty(7, dtype=torch.int8) for _ in range(world)]
+    dist.all_gather(outs, make_input("hosts/agl", rank, (7,), "int8"))
+    res["allgather"] = [t.tolist() for t in outs]
+    o = torch.empty(70_001)  # more than one round per rank
+    dist.all_gather_into_tensor(o.narrow(0, 0, 70_000 // world * world),
+                                make_input("hosts/agbig", rank, (70_000 // world,), "float32"))
+    res["allgather-big"] = o[:70_000 // world * world].tolist()[::97]
+    rs = torch.empty(19)
+    dist.reduce_scatter_tensor(rs, make_input("hosts/rs", rank, (19 * world,), "float32"))
+    res["reduce_scatter_tensor"] = rs.tolist()
+    try:
+        dist.all_to_all_single(torch.empty(world), torch.ones(world))
+        res["alltoall"] = "ran"
+    except NotImplementedError as e:
+        res["alltoall"] = "NotImplementedError" if "between hosts" in str(e) else str(e)
+    torch.manual_seed(5)
+    model = DDP(MLP(), bucket_cap_mb=0.002)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    g = torch.Generator().manual_seed(99 + rank)
+    for _ in range(5):
+        xb = torch.randn(32, 16, generator=g)
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(xb), xb[:, :4]).backward()
+        opt.step()
+    res["ddp"] = torch.cat([p.detach().flatten() for p in model.parameters()]).tolist()
+    dist.barrier()
+    dist.destroy_process_group()
+    return out
+
+
+def mode_train(rank, world, store):
+    """DDP, then FSDP, in one start of the ranks (test_ddp.py, test_fsdp.py)."""
+    init(rank, world, store)
+    gloo = dist.new_group(backend="gloo")
+    out = {"ddp": mode_ddp(rank, world, gloo), "fsdp": mode_fsdp(rank, world, gloo)}
+    dist.barrier()
+    dist.destroy_process_group()
+    return out
 
 
 def main():
@@ -129,8 +288,12 @@ def main():
         out = mode_ops(rank, world, store)
     elif mode in ("exit", "hang"):
         out = mode_fault(rank, world, store, mode)
-    elif mode == "ddp":
-        out = mode_ddp(rank, world, store)
+    elif mode == "fault_train":
+        out = mode_fault_train(rank, world, store)
+    elif mode == "hosts":
+        out = mode_hosts(rank, world, store)
+    elif mode == "train":
+        out = mode_train(rank, world, store)
     else:
         raise SystemExit(f"unknown mode {mode}")
     with open(result, "w") as f:

@@ -7,26 +7,61 @@ Importing this package registers the backend, so that
 
 runs torch's collectives through xal: one process is one rank, on the xal
 device chosen by XAL_TORCH_DEVICE, else LOCAL_RANK, over the visible devices
-(XAL_BACKENDS, XAL_MOCK_DEVICES, XAL_DEVICE_SELECTOR). CPU tensors only so
-far; the processes of a group must share one host (they meet in shared
-memory). See docs/TORCH.md.
+(XAL_BACKENDS, XAL_MOCK_DEVICES, XAL_DEVICE_SELECTOR). CPU tensors. The
+ranks of one host meet in shared memory; when a group spans hosts, the
+lowest rank of each host (its leader) exchanges with the other hosts'
+leaders through torch's own Gloo on the group's Store. See docs/TORCH.md.
 """
 from __future__ import annotations
 
 import datetime
+import os
+import socket
 
 import torch
 import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["BACKEND_NAME", "calls_run", "device_of", "register"]
+__all__ = ["BACKEND_NAME", "calls_run", "device_of", "host_key", "hosts", "register"]
 
 BACKEND_NAME = "xal"
 
 
+def host_key() -> str:
+    """What identifies this process's host: XAL_TORCH_HOST if set, else the
+    host name, the boot id and the network namespace (processes of one
+    machine in different network namespaces count as different hosts, as
+    when each namespace stands for a host)."""
+    given = os.environ.get("XAL_TORCH_HOST")
+    if given:
+        return given
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = "?"
+    try:
+        netns = str(os.stat("/proc/self/ns/net").st_ino)
+    except OSError:
+        netns = "?"
+    return f"{socket.gethostname()}/{boot}/{netns}"
+
+
 def _create_backend(store, rank: int, size: int, timeout: datetime.timedelta):
-    return _C.create_backend(store, rank, size, timeout.total_seconds())
+    # Every rank's host, through the group's store; hosts are numbered by
+    # their lowest rank.
+    store.set(f"xal/host/{rank}", host_key())
+    keys = [store.get(f"xal/host/{r}").decode() for r in range(size)]
+    index: dict[str, int] = {}
+    host_of_rank = [index.setdefault(k, len(index)) for k in keys]
+    leaders = None
+    if len(index) > 1 and keys.index(keys[rank]) == rank:
+        # This host's leader: torch's Gloo over the leaders (group rank =
+        # host index), on the same store.
+        leaders = dist.ProcessGroupGloo(dist.PrefixStore("xal/leaders", store),
+                                        host_of_rank[rank], len(index), timeout)
+    return _C.create_backend(store, rank, size, timeout.total_seconds(), host_of_rank, leaders)
 
 
 def register() -> None:
@@ -44,6 +79,11 @@ def _backend(group: dist.ProcessGroup | None):
 def device_of(group: dist.ProcessGroup | None = None) -> str:
     """The xal device the group's backend runs on, as text ("mock:1 ...")."""
     return _C.device_of(_backend(group))
+
+
+def hosts(group: dist.ProcessGroup | None = None) -> int:
+    """How many hosts the group's backend of xal spans."""
+    return _C.hosts(_backend(group))
 
 
 def calls_run(group: dist.ProcessGroup | None = None) -> int:

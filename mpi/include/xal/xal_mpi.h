@@ -27,7 +27,11 @@ extern "C" {
  *
  * Every collective of xal.h works on them, ordered on the caller's stream;
  * the local ranks meet in host memory and one leader per process exchanges
- * with MPI's non-blocking collectives. Timeout (options->timeout_ms, else
+ * with MPI's non-blocking collectives. xal_send/xal_recv (and the
+ * v-collectives, gather, scatter) to a rank of another process are
+ * MPI_Isend / matched-probe receives on libxal_mpi's own communicator;
+ * xal_comm_split/xal_comm_dup use MPI_Comm_split (every local rank of a
+ * process must choose the same color). Timeout (options->timeout_ms, else
  * XAL_COMM_TIMEOUT_MS, else 300 s): a process that does not arrive gives
  * XAL_ERROR_TIMEOUT on the others (the async error, and every later call),
  * never a hang; xal_comm_abort gives XAL_ERROR_ABORTED. Both break the

@@ -1,30 +1,21 @@
 // Runs a command as a child process with extra environment and a time
-// limit, and says how it ended.
+// limit (through xal_common/child_process.hpp), and says how it ended.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "xal_common/child_process.hpp"
+
 namespace xal::faulttool {
 
-struct Outcome {
-  bool started = false;
-  std::string start_error;  // why the command could not be started
-  std::string wait_error;   // waitpid failed: how it ended is unknown
-  int exit_code = -1;       // when it exited
-  int signal = 0;           // when a signal killed it
-  bool timed_out = false;   // killed at the time limit
-  // SIGTTIN or SIGTTOU: it used the terminal from a background process
-  // group (xal-fault did not hold the terminal to give it) and was killed.
-  int stopped_by = 0;
-  // Not 0: the run was stopped. xal-fault got this signal (SIGINT, SIGTERM,
-  // SIGHUP; it was passed on to the command's process group), or the
-  // command, holding the terminal, was interrupted from it (Ctrl-C: SIGINT,
-  // SIGQUIT). xal-fault then stops too, with status 128 + the signal.
-  int stop_signal = 0;
-  double seconds = 0.0;
-};
+// How a command ended: the tools' common outcome (started, start_error,
+// wait_error, exit_code, signal, timed_out, stopped_by, stop_signal: the
+// signal xal-fault got, passed on to the command's group, or the Ctrl-C
+// that reached the command at the terminal; xal-fault then stops too, with
+// status 128 + the signal; seconds).
+using Outcome = xal::common::ChildOutcome;
 
 // For main, before anything else: SIGCHLD back to its default (started with
 // it ignored, xal-fault would not see its children end), and SIGINT, SIGTERM

@@ -2,9 +2,11 @@
 // plain and --json.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -283,3 +285,40 @@ TEST(XalInfo, BadPartitionSpecIsShownAndTheRestWorks) {
 }
 
 }  // namespace
+
+// For scripts: the device count alone, a JSON number.
+TEST(XalInfo, DeviceCountIsAJsonNumber) {
+  Result r = run_info("--device-count");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output), 2);
+  r = run_info("--device-count --selector 'mock:1'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output), 1);
+}
+
+// --device-count-to: the JSON as usual on stdout, the count in the file.
+TEST(XalInfo, DeviceCountToWritesTheCountBesideTheJson) {
+  const std::string file = ::testing::TempDir() + "/xal_info_count_" + std::to_string(::getpid());
+  Result r = run_info("--json --device-count-to '" + file + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output).at("devices").size(), 2u);
+  std::ifstream in(file);
+  int count = -1;
+  EXPECT_TRUE(in >> count);
+  EXPECT_EQ(count, 2);
+  std::remove(file.c_str());
+}
+
+// --locate: the dynamic loader's file for a soname, its path alone; a
+// library that is nowhere exits 1 and says so.
+TEST(XalInfo, LocateFindsALibraryOrExitsOne) {
+  Result r = run_info("--locate libc.so.6");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_FALSE(r.output.empty());
+  EXPECT_EQ(r.output.front(), '/');
+  EXPECT_EQ(r.output.back(), '\n');
+  EXPECT_NE(r.output.find("libc.so.6"), std::string::npos) << r.output;
+  r = run_info("--locate libxal-no-such-library.so.9", "", true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("libxal-no-such-library.so.9 not found"), std::string::npos) << r.output;
+}

@@ -100,3 +100,40 @@ constexpr void clear_native_collectives(xal_backend_table_t& t) {
 #define XAL_SUPPORT_TABLE_REQUIRE(ns)            \
   namespace ns_required_ = ns;                   \
   XAL_BACKEND_ENTRIES(XAL_SUPPORT_REQUIRE_ONE)
+
+// Declares, in the current namespace, every REQUIRED entry of the list
+// with the table's own type (a backend defines each of them anyway, and
+// the fill takes only that exact type): the declarations every backend's
+// entries.h would otherwise write out again.
+#define XAL_SUPPORT_DECLARE_XAL_ENTRY_REQUIRED(name) \
+  std::remove_pointer_t<decltype(xal_backend_table_t::name)> name;
+#define XAL_SUPPORT_DECLARE_XAL_ENTRY_OPTIONAL(name)
+#define XAL_SUPPORT_DECLARE_XAL_ENTRY_DATA(name)
+#define XAL_SUPPORT_DECLARE_ONE(name, presence, minor) XAL_SUPPORT_DECLARE_##presence(name)
+#define XAL_SUPPORT_DECLARE_REQUIRED_ENTRIES() XAL_BACKEND_ENTRIES(XAL_SUPPORT_DECLARE_ONE)
+
+// The whole plugin file of a backend whose table is every entry namespace
+// `ns` declares (checked for the required ones at compile time), under
+// `name` at `version`, and its one exported symbol:
+//   XAL_SUPPORT_DEFINE_PLUGIN(xal::levelzero, "levelzero", "1.1.0")
+// xal_backend_get returns that static table to a core of the same ABI
+// major, NULL to any other. A backend with a variant table (HIP without
+// RCCL) writes its own, with the macros above.
+#define XAL_SUPPORT_DEFINE_PLUGIN(ns, name, version)                              \
+  namespace ns {                                                                  \
+  using namespace ::xal::support::absent_entries;                                 \
+  namespace {                                                                     \
+  constexpr xal_backend_table_t make_table() {                                    \
+    xal_backend_table_t t = ::xal::support::table_header(name, version);          \
+    XAL_SUPPORT_TABLE_FILL(t, ns);                                                \
+    XAL_SUPPORT_TABLE_REQUIRE(ns);                                                \
+    return t;                                                                     \
+  }                                                                               \
+  constexpr xal_backend_table_t kTable = make_table();                            \
+  }                                                                               \
+  }                                                                               \
+  extern "C" XAL_BACKEND_EXPORT const xal_backend_table_t* xal_backend_get(       \
+      uint32_t core_abi_version) {                                                \
+    if (!xal_backend_abi_compatible(core_abi_version)) return nullptr;            \
+    return &ns::kTable;                                                           \
+  }

@@ -1,4 +1,4 @@
-// nvml.cpp -- NVML loading and sensor reads.
+// metrics.cpp -- NVML loading and sensor reads.
 #include "nvml_loader.h"
 
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
 // rocm-smi (librocm_smi64), loaded with dlopen when present, for sensors.
 // Its headers are not packaged for Debian; the few functions used are
-// declared here from the library's documented C ABI.
+// declared here (XAL_ROCM_SMI_SYMBOLS) from the library's documented C ABI.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,20 @@
 #include "xal/xal.h"
 
 namespace xal::hip {
+
+// The rocm-smi functions used, in the form of every vendor symbol list:
+// X(KIND, name, return, parameters). KIND is REQUIRED (without it rocm-smi
+// is not used) or OPTIONAL (that sensor is left out).
+#define XAL_ROCM_SMI_SYMBOLS(X)                                                  \
+  X(REQUIRED, rsmi_init, int, (uint64_t))                                        \
+  X(OPTIONAL, rsmi_shut_down, int, ())                                           \
+  X(REQUIRED, rsmi_num_monitor_devices, int, (uint32_t*))                        \
+  X(REQUIRED, rsmi_dev_pci_id_get, int, (uint32_t, uint64_t*))                   \
+  X(OPTIONAL, rsmi_dev_temp_metric_get, int, (uint32_t, uint32_t, int, int64_t*)) \
+  X(OPTIONAL, rsmi_dev_power_ave_get, int, (uint32_t, uint32_t, uint64_t*))      \
+  X(OPTIONAL, rsmi_dev_busy_percent_get, int, (uint32_t, uint32_t*))             \
+  X(OPTIONAL, rsmi_dev_energy_count_get, int, (uint32_t, uint64_t*, float*, uint64_t*)) \
+  X(OPTIONAL, rsmi_dev_pci_replay_counter_get, int, (uint32_t, uint64_t*))
 
 class RocmSmi {
  public:
@@ -39,16 +53,9 @@ class RocmSmi {
 
  private:
   void* handle_ = nullptr;
-  int (*rsmi_init_)(uint64_t) = nullptr;
-  int (*rsmi_shut_down_)() = nullptr;
-  int (*rsmi_num_monitor_devices_)(uint32_t*) = nullptr;
-  int (*rsmi_dev_pci_id_get_)(uint32_t, uint64_t*) = nullptr;
-  int (*rsmi_dev_temp_metric_get_)(uint32_t, uint32_t, int, int64_t*) = nullptr;
-  int (*rsmi_dev_power_ave_get_)(uint32_t, uint32_t, uint64_t*) = nullptr;
-  int (*rsmi_dev_busy_percent_get_)(uint32_t, uint32_t*) = nullptr;
-  int (*rsmi_dev_energy_count_get_)(uint32_t, uint64_t*, float*,
-                                    uint64_t*) = nullptr;
-  int (*rsmi_dev_pci_replay_counter_get_)(uint32_t, uint64_t*) = nullptr;
+#define XAL_ROCM_SMI_MEMBER(kind, name, ret, params) ret(*name##_) params = nullptr;
+  XAL_ROCM_SMI_SYMBOLS(XAL_ROCM_SMI_MEMBER)
+#undef XAL_ROCM_SMI_MEMBER
 };
 
 }  // namespace xal::hip

@@ -1,4 +1,4 @@
-// The rest of the fake OpenCL library: every function of cl_symbols.h that
+// The rest of the fake OpenCL library: every function of symbols.h that
 // fake_opencl.cpp does not implement, as a stub that fails. Generated from
 // the backend's own list so that the fake always has every symbol.
 #include <cstdint>
@@ -33,7 +33,7 @@
 #define clGetMemObjectInfo xal_fake_unused_clGetMemObjectInfo
 #define clGetCommandQueueInfo xal_fake_unused_clGetCommandQueueInfo
 
-#include "cl_symbols.h"
+#include "symbols.h"
 
 // CL_INVALID_OPERATION; callers ignore the arguments they passed.
 #define XAL_FAKE_STUB(kind, name) \

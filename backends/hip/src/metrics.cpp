@@ -1,9 +1,11 @@
-#include "rocm_smi.h"
+// rocm-smi: loading (XAL_ROCM_SMI_SYMBOLS) and sensor reads.
+#include "metrics.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -34,21 +36,13 @@ bool RocmSmi::load(const std::string& path, std::string* reason) {
     *reason = "rocm-smi not found (librocm_smi64.so)";
     return false;
   }
-  auto resolve = [&](auto& fn, const char* symbol) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-        dlsym(handle, symbol));
-  };
-  resolve(rsmi_init_, "rsmi_init");
-  resolve(rsmi_shut_down_, "rsmi_shut_down");
-  resolve(rsmi_num_monitor_devices_, "rsmi_num_monitor_devices");
-  resolve(rsmi_dev_pci_id_get_, "rsmi_dev_pci_id_get");
-  resolve(rsmi_dev_temp_metric_get_, "rsmi_dev_temp_metric_get");
-  resolve(rsmi_dev_power_ave_get_, "rsmi_dev_power_ave_get");
-  resolve(rsmi_dev_busy_percent_get_, "rsmi_dev_busy_percent_get");
-  resolve(rsmi_dev_energy_count_get_, "rsmi_dev_energy_count_get");
-  resolve(rsmi_dev_pci_replay_counter_get_, "rsmi_dev_pci_replay_counter_get");
-  if (rsmi_init_ == nullptr || rsmi_num_monitor_devices_ == nullptr ||
-      rsmi_dev_pci_id_get_ == nullptr || rsmi_init_(0) != 0) {
+  bool required_missing = false;
+#define XAL_ROCM_SMI_RESOLVE(kind, name, ret, params)                  \
+  name##_ = reinterpret_cast<ret(*) params>(dlsym(handle, #name));     \
+  if (std::string_view(#kind) == "REQUIRED" && name##_ == nullptr) required_missing = true;
+  XAL_ROCM_SMI_SYMBOLS(XAL_ROCM_SMI_RESOLVE)
+#undef XAL_ROCM_SMI_RESOLVE
+  if (required_missing || rsmi_init_(0) != 0) {
     *reason = "rocm-smi present but rsmi_init failed or symbols missing";
     dlclose(handle);
     return false;

@@ -1,4 +1,4 @@
-// cuda_symbols.h -- every CUDA driver function the backend uses, in one
+// symbols.h -- every CUDA driver function the backend uses, in one
 // X-macro list: X(KIND, name, version). KIND is REQUIRED (a driver without it
 // makes the backend UNAVAILABLE) or OPTIONAL (the feature is left out).
 // `version` is the CUDA version whose signature we call, as spelt by the

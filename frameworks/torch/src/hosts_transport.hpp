@@ -1,0 +1,75 @@
+// An xal_comm_transport_t over processes on several hosts, through existing
+// engines only: the processes of one host meet in shared memory (a
+// ShmTransport over that host's processes), and the leaders (the lowest
+// rank of each host) exchange between hosts through a c10d Backend over the
+// leaders alone: torch's own ProcessGroupGloo, made by the Python package on
+// the group's Store (xal_torch/__init__.py).
+//
+// Every process runs the same steps: a local step in shared memory, then
+// (leaders only) a step between hosts, then a local broadcast from the
+// leader. allreduce: local allreduce, leaders all-gather the hosts' partial
+// results as bytes and reduce them in host order (any dtype and op, the
+// same result on every host), local broadcast. broadcast: local broadcast
+// on the root's host, leaders' broadcast, local broadcast elsewhere.
+// allgatherv: local allgatherv, leaders all-gather each host's pieces
+// (padded to the largest host), local broadcast of the other hosts'
+// pieces. alltoallv, send, recv and split between hosts: NOT_SUPPORTED
+// (named in the message).
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "shm_transport.hpp"
+#include "xal/xal_transport.h"
+
+namespace xal::torch_backend {
+
+class HostsTransport {
+ public:
+  // host_of_rank[r]: the host (0..H-1, numbered by their lowest rank) of
+  // every rank; `local` is this host's shared-memory transport (its ranks
+  // in rank order); `leaders` is the backend over the H leaders (group rank
+  // = host), set on leaders only.
+  HostsTransport(std::unique_ptr<ShmTransport> local, std::vector<int> host_of_rank, int rank,
+                 c10::intrusive_ptr<c10d::Backend> leaders);
+  ~HostsTransport();
+  HostsTransport(const HostsTransport&) = delete;
+  HostsTransport& operator=(const HostsTransport&) = delete;
+
+  // The C table pointing back at this object; release deletes it.
+  xal_comm_transport_t table();
+
+ private:
+  bool leader() const { return leaders_.defined(); }
+  int local_index(int rank) const;
+  static xal_status_t allreduce(void* user, const void* send, void* recv, size_t count,
+                                xal_dtype_t dtype, xal_op_t op, uint32_t timeout_ms,
+                                char* message, size_t message_size);
+  static xal_status_t broadcast(void* user, void* buf, size_t bytes, uint32_t root,
+                                uint32_t timeout_ms, char* message, size_t message_size);
+  static xal_status_t allgatherv(void* user, void* recv, const size_t* bytes,
+                                 const size_t* displs, uint32_t timeout_ms, char* message,
+                                 size_t message_size);
+  static xal_status_t alltoallv(void* user, const void* send, const size_t* send_bytes,
+                                const size_t* send_displs, void* recv, const size_t* recv_bytes,
+                                const size_t* recv_displs, uint32_t timeout_ms, char* message,
+                                size_t message_size);
+  static void abort(void* user);
+  static void release(void* user);
+
+  xal_comm_transport_t local_{};  // the host's ShmTransport (owned: released with this)
+  const std::vector<int> host_of_;
+  const int rank_, hosts_, host_;
+  std::vector<int> local_ranks_;  // this host's ranks, in order
+  c10::intrusive_ptr<c10d::Backend> leaders_;
+  std::vector<uint32_t> ranks_per_process_;
+  std::atomic<bool> aborted_{false};
+  xal_status_t broken_ = XAL_SUCCESS;  // only the leader thread touches it
+};
+
+}  // namespace xal::torch_backend

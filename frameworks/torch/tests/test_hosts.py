@@ -1,0 +1,100 @@
+"""Two hosts on this machine: two network namespaces joined by a veth pair,
+each with its own ranks (0, 1 in the first; 2, 3 in the second), the store
+(TCP, rank 0's) and Gloo reached over the veth. Each host's ranks meet in
+shared memory and the hosts' leaders exchange through torch's Gloo; the
+results of every core collective and of 5 DDP steps equal those of the same
+four ranks on one host: exactly for integers and bool, within 1e-6
+(relative, float64 reference) for floats, whose sums run in another order
+(per host, then between hosts). all_to_all between hosts raises
+NotImplementedError naming it. Needs root and `ip netns` (iproute2,
+installed by scripts/deps.sh); skipped otherwise. The namespaces are
+removed afterwards, whatever happens."""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from launch import launch
+
+WORLD = 4
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
+
+
+def _netns_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (network namespaces)"
+    if shutil.which("ip") is None:
+        return "`ip` not found (iproute2: scripts/deps.sh installs it)"
+    probe = f"xalprobe{os.getpid()}"
+    try:
+        _ip("netns", "add", probe)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        return f"`ip netns add` failed: {getattr(e, 'stderr', b'').decode(errors='replace').strip()}"
+    _ip("netns", "del", probe)
+    return None
+
+
+@pytest.fixture
+def two_hosts():
+    why = _netns_unavailable()
+    if why:
+        pytest.skip(why)
+    tag = os.getpid() % 100000
+    ns = [f"xalhostA{tag}", f"xalhostB{tag}"]
+    veth = [f"xva{tag}", f"xvb{tag}"]
+    net = f"10.213.{tag % 250}"
+    addr = [f"{net}.1", f"{net}.2"]
+    try:
+        for n in ns:
+            _ip("netns", "add", n)
+        _ip("link", "add", veth[0], "type", "veth", "peer", "name", veth[1])
+        for i in (0, 1):
+            _ip("link", "set", veth[i], "netns", ns[i])
+            _ip("-n", ns[i], "addr", "add", f"{addr[i]}/24", "dev", veth[i])
+            _ip("-n", ns[i], "link", "set", veth[i], "up")
+            _ip("-n", ns[i], "link", "set", "lo", "up")
+        yield ns, veth, addr
+    finally:
+        for n in ns:  # removes the veth pair with them
+            subprocess.run(["ip", "netns", "del", n], capture_output=True, timeout=30)
+
+
+def _close(a, b, path=""):
+    """Exact for ints and bools, within 1e-6 relative for floats."""
+    if isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6), f"{path}: {a} != {b}"
+    else:
+        assert a == b, f"{path}: {a} != {b}"
+
+
+def test_two_hosts_in_network_namespaces_equal_one_host(two_hosts, tmp_path):
+    ns, veth, addr = two_hosts
+    host_of = lambda r: r * 2 // WORLD  # noqa: E731
+    codes2, res2, out2, _ = launch(
+        "hosts", WORLD, tmp_path / "two", store=f"tcp://{addr[0]}:29517",
+        rank_prefix={r: ["ip", "netns", "exec", ns[host_of(r)]] for r in range(WORLD)},
+        rank_env={r: {"GLOO_SOCKET_IFNAME": veth[host_of(r)], "XAL_TORCH_DEVICE": str(r)}
+                  for r in range(WORLD)})
+    assert codes2 == [0] * WORLD, "\n".join(o[-3000:] for o in out2)
+    codes1, res1, out1, _ = launch("hosts", WORLD, tmp_path / "one")
+    assert codes1 == [0] * WORLD, "\n".join(o[-3000:] for o in out1)
+    for rank in range(WORLD):
+        one, two = res1[rank], res2[rank]
+        assert one["hosts"] == 1 and two["hosts"] == 2, (one["hosts"], two["hosts"])
+        a, b = dict(one["results"]), dict(two["results"])
+        assert a.pop("alltoall") == "ran"
+        assert b.pop("alltoall") == "NotImplementedError"
+        assert sorted(a) == sorted(b)
+        for key in a:
+            _close(b[key], a[key], f"rank {rank} {key}")
