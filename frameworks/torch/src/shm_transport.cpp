@@ -269,6 +269,10 @@ xal_status_t ShmTransport::barrier(const char* what, int64_t deadline, std::stri
       if (now >= next_liveness) {
         next_liveness = now + kLivenessPeriodNs;
         if (my_ns != 0 && peer.pidns == my_ns && process_ended(peer.pid)) {
+          // It may have arrived, finished the call and exited since `seen`
+          // was read (a barrier followed by exit): that is no failure.
+          if (static_cast<int32_t>(peer.arrived.load(std::memory_order_acquire) - target) >= 0)
+            break;
           *why = "process " + std::to_string(q) + " (pid " + std::to_string(peer.pid) +
                  ") exited during " + what;
           set_broken(XAL_ERROR_ABORTED, *why);
