@@ -13,7 +13,8 @@
 #
 # XAL_JOBS sets the build parallelism (default: every core);
 # XAL_FUZZ_TIMEOUT the seconds one input may take (default 10),
-# XAL_FUZZ_RSS_MB the memory limit in MiB (default 2048).
+# XAL_FUZZ_RSS_MB the memory limit in MiB (default 2048); XAL_FUZZ_RUNS,
+# when set, stops a target after that many executions (or SECONDS, first).
 set -uo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "$0")/common.sh"
@@ -22,6 +23,14 @@ target=${1:-all}
 seconds=${2:-60}
 timeout=${XAL_FUZZ_TIMEOUT:-10}
 rss_mb=${XAL_FUZZ_RSS_MB:-2048}
+runs_limit=()
+if [[ -n "${XAL_FUZZ_RUNS:-}" ]]; then
+  if ! [[ "$XAL_FUZZ_RUNS" =~ ^[0-9]+$ ]]; then
+    xal_log "XAL_FUZZ_RUNS must be a positive integer, got '$XAL_FUZZ_RUNS'"
+    exit 2
+  fi
+  runs_limit=("-runs=$XAL_FUZZ_RUNS")
+fi
 xal_clean_env
 build="build-fuzz"
 src=tests/fuzz
@@ -83,7 +92,7 @@ for t in "${targets[@]}"; do
   dict=()
   [[ -f "$src/dict/$t.dict" ]] && dict=("-dict=$src/dict/$t.dict")
   log="$build/fuzz-artifacts/$t.log"
-  "$program" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" \
+  "$program" "$corpus" "${seeds[@]}" "${dict[@]}" -max_total_time="$seconds" "${runs_limit[@]}" \
     -timeout="$timeout" -rss_limit_mb="$rss_mb" -malloc_limit_mb="$rss_mb" \
     -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
   rc=$?

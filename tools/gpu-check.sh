@@ -62,8 +62,11 @@
 # stays under 8 minutes on one GPU. summary.txt is rewritten after every
 # step; at the end, or when the run is stopped (INT, TERM, HUP: the step
 # running is stopped and listed as INTERRUPTED), summary.txt and the
-# --archive are written from what there is. summary.txt lists each step's
-# outcome and the targets: H2D/D2H page-locked >= 0.98 of raw from 1 MiB
+# --archive are written from what there is. Each step's standard output,
+# its tool's report, is in OUT/STEP.txt (or the .json it names), its
+# diagnostics in OUT/STEP.log; summary.txt shows the reports as the tools
+# wrote them (this script reads no tool's text), each step's outcome and
+# the targets: H2D/D2H page-locked >= 0.98 of raw from 1 MiB
 # (against raw copies from registered pages, the kind xal_host_alloc
 # makes), D2D >= 0.98, launch overhead <= 0.2 us over cuLaunchKernel.
 # Files an earlier run left in OUT go into OUT/earlier-<time>/ first.
@@ -354,7 +357,8 @@ set_earlier_aside() {
   local names=(summary.txt system.txt nvidia-smi-q.txt preflight.log xal-info.json device-count
                interop.json conformance.json conformance.xml bench-copy.json bench-dispatch.json
                raw_vs_xal.json) found=() s f
-  for s in "${ALL_STEPS[@]}"; do names+=("$s.log"); done
+  for s in "${ALL_STEPS[@]}"; do names+=("$s.log" "$s.txt"); done
+  names+=(peer-collectives-check.txt)
   for f in "${names[@]}"; do [[ -e "$OUT_DIR/$f" ]] && found+=("$f"); done
   ((${#found[@]} > 0)) || return 0
   local aside
@@ -365,6 +369,33 @@ set_earlier_aside() {
   EARLIER="$aside"
 }
 EARLIER=""
+NCCL_FOUND=""  # the libnccl.so.2 the nccl step uses
+
+# show LABEL FILE [LINES]: LABEL, then FILE of OUT_DIR as its tool wrote it
+# (its last LINES lines when given) and a blank line; nothing when the
+# step left no FILE.
+show() {
+  local label="$1" file="$OUT_DIR/$2" lines="${3:-}"
+  [[ -f "$file" ]] || return 0
+  if [[ -n "$lines" ]]; then
+    printf '%s' "$label"
+    tail -n "$lines" "$file"
+  else
+    printf '%s' "$label"
+    cat "$file"
+  fi
+  echo
+}
+
+# show_table TITLE FILE [head|tail] [LINES]: a blank line, TITLE, then the
+# first (or last) LINES lines of FILE (default: the first 40).
+show_table() {
+  local title="$1" file="$OUT_DIR/$2" end="${3:-head}" lines="${4:-40}"
+  [[ -f "$file" ]] || return 0
+  echo
+  echo "$title"
+  "$end" -n "$lines" "$file"
+}
 
 # summary.txt from what this run has so far: rewritten after every step
 # (so that a run killed outright still leaves one) and at the end.
@@ -385,59 +416,38 @@ write_summary() {
     echo
     ((${#STEPS[@]} > 0)) && printf '%s\n' "${STEPS[@]}"
     echo
-    if [[ -f "$OUT_DIR/kernels.log" ]]; then
-      echo "xal's embedded kernels: $(tail -1 "$OUT_DIR/kernels.log")"
+    # Each tool's own report, shown as it wrote it: a step's standard
+    # output is its report (NAME.txt), its diagnostics are in NAME.log.
+    show "xal's embedded kernels: " kernels.txt 1
+    # Its verdict is its last line: first here, then each check's line.
+    if [[ -f "$OUT_DIR/faultcheck.txt" ]]; then
+      show "bad paths on the device: " faultcheck.txt 1
+      head -n -1 "$OUT_DIR/faultcheck.txt"
       echo
     fi
-    if [[ -f "$OUT_DIR/faultcheck.log" ]]; then
-      echo "bad paths on the device: $(tail -1 "$OUT_DIR/faultcheck.log")"
-      grep -E '^  (ok  |FAIL) ' "$OUT_DIR/faultcheck.log"
-      echo
-    fi
-    if [[ -f "$OUT_DIR/interop.log" ]]; then
-      echo "interop, a framework's memory and streams imported, IPC: $(tail -1 "$OUT_DIR/interop.log")"
-      grep -E '^  FAIL ' "$OUT_DIR/interop.log" | head -10
-      echo
-    fi
-    if [[ -f "$OUT_DIR/rawbench.log" ]]; then
-      cat "$OUT_DIR/rawbench.log"  # its targets head it
-    fi
-    if [[ -f "$OUT_DIR/nccl.log" ]]; then
-      echo
-      echo "xal-bench coll, CUDA devices with NCCL ($(grep -m1 '^nccl:' "$OUT_DIR/system.txt")):"
-      grep -E '^ +[0-9]|^#|warning' "$OUT_DIR/nccl.log" | head -12
-    fi
-    if [[ -f "$OUT_DIR/peer-collectives.log" ]]; then
-      echo
-      echo "collectives without NCCL (XAL_CUDA_COLLECTIVES=peer), CUDA devices alone:"
-      grep -E '^collectives_check: |^== |^ +size|^ +[0-9]' "$OUT_DIR/peer-collectives.log" | head -28
-    fi
+    show "interop, a framework's memory and streams imported, IPC: " interop.log 1
+    [[ -f "$OUT_DIR/rawbench.log" ]] && cat "$OUT_DIR/rawbench.log"  # its targets head it
+    show_table "xal-bench coll, CUDA devices with NCCL ($NCCL_FOUND):" nccl.txt
+    # collectives_check ends with its own two summary lines (each check's
+    # line is in peer-collectives-check.txt), then the timings.
+    show_table "collectives without NCCL (XAL_CUDA_COLLECTIVES=peer), CUDA devices alone:" \
+      peer-collectives-check.txt tail 2
+    [[ -f "$OUT_DIR/peer-collectives.txt" ]] && cat "$OUT_DIR/peer-collectives.txt"
     local mode
     for mode in thread driver; do
-      if [[ -f "$OUT_DIR/coll-$mode.log" ]]; then
-        echo
-        echo "xal-bench coll, CUDA + mock, XAL_CUDA_HOST_FUNCS=$mode:"
-        grep -E '^ +[0-9]|^#' "$OUT_DIR/coll-$mode.log" | head -12
-        if [[ "$mode" == driver && -n "${OUTCOME[coll-driver]:-}" &&
-              "${OUTCOME[coll-driver]}" != ok ]]; then
-          echo "(${OUTCOME[coll-driver]}: with host functions straight to the driver the"
-          echo " collectives did not finish. The usual cause is a driver that runs a"
-          echo " context's host functions one at a time, which the default mode, thread,"
-          echo " does not depend on. First errors in coll-driver.log:)"
-          grep -v 'warning' "$OUT_DIR/coll-$mode.log" | grep -m2 -E 'TIMEOUT|error' | sed 's/^/  /'
-        fi
+      show_table "xal-bench coll, CUDA + mock, XAL_CUDA_HOST_FUNCS=$mode:" "coll-$mode.txt"
+      if [[ "$mode" == driver && -f "$OUT_DIR/coll-driver.txt" &&
+            -n "${OUTCOME[coll-driver]:-}" && "${OUTCOME[coll-driver]}" != ok ]]; then
+        echo "(${OUTCOME[coll-driver]}: with host functions straight to the driver the"
+        echo " collectives did not finish. The usual cause is a driver that runs a"
+        echo " context's host functions one at a time, which the default mode, thread,"
+        echo " does not depend on. The last lines of coll-driver.log:)"
+        tail -3 "$OUT_DIR/coll-driver.log" | sed 's/^/  /'
       fi
     done
-    if [[ -f "$OUT_DIR/conformance.log" ]]; then
-      echo
-      echo "conformance (last lines):"
-      tail -15 "$OUT_DIR/conformance.log"
-    fi
-    if [[ -f "$OUT_DIR/conformance-faults.log" ]]; then
-      echo
-      echo "conformance, faults group through the fault backend (XAL_BACKENDS=fault:cuda):"
-      grep -E '^xal-conform \(' "$OUT_DIR/conformance-faults.log"
-    fi
+    show_table "conformance (last lines):" conformance.txt tail 15
+    show_table "conformance, faults group through the fault backend (XAL_BACKENDS=fault:cuda):" \
+      conformance-faults.txt tail 15
   } >"$OUT_DIR/summary.txt.new" 2>/dev/null &&
     mv -f "$OUT_DIR/summary.txt.new" "$OUT_DIR/summary.txt"
 }
@@ -551,9 +561,9 @@ run_checks() {
   if [[ -x "$bin/xal-cuda-kernelcheck" ]]; then
     # On the simulation the kernels run on one CPU thread: fewer elements.
     if [[ "$simulate" == 1 ]]; then
-      step kernels 20 "$bin/xal-cuda-kernelcheck" --count 100003
+      step --stdout "$OUT_DIR/kernels.txt" kernels 20 "$bin/xal-cuda-kernelcheck" --count 100003
     else
-      step kernels 20 "$bin/xal-cuda-kernelcheck"
+      step --stdout "$OUT_DIR/kernels.txt" kernels 20 "$bin/xal-cuda-kernelcheck"
     fi
   else
     skipped kernels "MISSING from the bundle"
@@ -590,7 +600,7 @@ run_checks() {
     # --timeout: a stuck test is reported as timed out (its group goes on
     # in a fresh process) well before the step's limit, which would lose
     # the reports (written at the end).
-    step conformance 130 "$bin/xal-conform" --backend cuda --timeout 40 \
+    step --stdout "$OUT_DIR/conformance.txt" conformance 130 "$bin/xal-conform" --backend cuda --timeout 40 \
       --report "$OUT_DIR/conformance.json" --junit "$OUT_DIR/conformance.xml"
   else
     skipped conformance "MISSING from the bundle"
@@ -599,7 +609,7 @@ run_checks() {
   # injected errors of every profile, async errors, bit flips (staged in
   # stream order through host functions), hangs, on the real driver.
   if [[ -x "$bin/xal-conform" && -e "$bundle/lib/xal/libxal_backend_fault.so" ]]; then
-    step conformance-faults 60 env XAL_BACKENDS=fault:cuda "$bin/xal-conform" \
+    step --stdout "$OUT_DIR/conformance-faults.txt" conformance-faults 60 env XAL_BACKENDS=fault:cuda "$bin/xal-conform" \
       --group faults --timeout 40 --report "$OUT_DIR/conformance-faults.json"
   else
     skipped conformance-faults "MISSING from the bundle"
@@ -626,7 +636,7 @@ run_checks() {
     if [[ -x "$bin/xal-bench" ]]; then
       local mode
       for mode in thread driver; do
-        step "coll-$mode" 30 env XAL_BACKENDS=cuda,mock XAL_MOCK_DEVICES=1*h100-sxm-80g \
+        step --stdout "$OUT_DIR/coll-$mode.txt" "coll-$mode" 30 env XAL_BACKENDS=cuda,mock XAL_MOCK_DEVICES=1*h100-sxm-80g \
           XAL_CUDA_HOST_FUNCS="$mode" XAL_COMM_TIMEOUT_MS=5000 XALSIM_CUDA_SERIAL_HOST_FUNCS=1 \
           "$bin/xal-bench" coll -b 64K -e 16M -f 4 -n 10 -w 2 -c 1 --no-mpi
       done
@@ -653,7 +663,8 @@ run_checks() {
     fi
     if [[ -n "$nccl" ]]; then
       echo "nccl: $nccl" >>"$OUT_DIR/system.txt"
-      step nccl 30 env XAL_BACKENDS=cuda XAL_CUDA_NCCL="$nccl" \
+      NCCL_FOUND="$nccl"
+      step --stdout "$OUT_DIR/nccl.txt" nccl 30 env XAL_BACKENDS=cuda XAL_CUDA_NCCL="$nccl" \
         "$bin/xal-bench" coll -b 1M -e 64M -f 8 -n 10 -w 2 -c 1 --no-mpi
     else
       skipped nccl "none on this machine"
@@ -680,21 +691,21 @@ run_checks() {
     if ((${ncuda:-0} < 2)); then
       skipped peer-collectives "needs two CUDA devices (found ${ncuda:-none})"
     else
-      step peer-collectives 40 bash -c 'XAL_CUDA_COLLECTIVES=peer "$0" || exit 1
+      step --stdout "$OUT_DIR/peer-collectives.txt" peer-collectives 40 bash -c 'XAL_CUDA_COLLECTIVES=peer "$0" >"$2" || exit 1
         for c in allreduce broadcast; do
           for m in core peer; do
             echo "== $c, XAL_CUDA_COLLECTIVES=$m"
             XAL_CUDA_COLLECTIVES=$m "$1" coll -C $c -b 1M -e 64M -f 8 -n 10 -w 2 -c 0 --no-mpi ||
               exit 1
           done
-        done' "$bin/collectives_check" "$bin/xal-bench"
+        done' "$bin/collectives_check" "$bin/xal-bench" "$OUT_DIR/peer-collectives-check.txt"
     fi
   fi
   # Last, since it leaves the device in an error state when the reset does
   # not clear it: a PTX that does not compile, a kernel fault (700), the
   # device lost, xal_device_reset.
   if [[ -x "$bin/xal-cuda-faultcheck" ]]; then
-    step faultcheck 30 "$bin/xal-cuda-faultcheck"
+    step --stdout "$OUT_DIR/faultcheck.txt" faultcheck 30 "$bin/xal-cuda-faultcheck"
   else
     skipped faultcheck "MISSING from the bundle"
   fi
