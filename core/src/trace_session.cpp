@@ -55,18 +55,26 @@ void finish_locked(Tracer& t) {
     meta.processes[kDevicePidBase + index] = name;
   for (const auto& [device, id] : t.stream_names)
     meta.threads[{kDevicePidBase + device, id}] = cat("stream ", id);
-  std::vector<Event> events;
-  for (const auto& b : t.buffers) {
-    std::lock_guard lock(b->mu);
-    const bool calls = std::any_of(b->events.begin(), b->events.end(),
-                                   [&](const Event& e) { return e.pid == meta.host_pid; });
-    if (calls)  // a thread that made calls (not only a backend's worker)
-      meta.threads[{meta.host_pid, b->tid}] =
-          b->tid == meta.host_pid ? std::string("main thread")
-                                  : cat("thread ", b->tid);
-    events.insert(events.end(), std::make_move_iterator(b->events.begin()),
-                  std::make_move_iterator(b->events.end()));
-    b->events.clear();
+  // Every thread's events, moved chunk by chunk into one store: the merge
+  // holds little more than the events themselves.
+  EventStore events(t.pool);
+  try {
+    for (const auto& b : t.buffers) {
+      std::lock_guard lock(b->mu);
+      const bool calls = std::any_of(b->events.begin(), b->events.end(),
+                                     [&](const Event& e) { return e.pid == meta.host_pid; });
+      if (calls)  // a thread that made calls (not only a backend's worker)
+        meta.threads[{meta.host_pid, b->tid}] =
+            b->tid == meta.host_pid ? std::string("main thread")
+                                    : cat("thread ", b->tid);
+      events.append_from(b->events);  // leaves b->events empty
+    }
+  } catch (...) {
+    for (const auto& b : t.buffers) {  // nothing left for the next session
+      std::lock_guard lock(b->mu);
+      b->events.clear();
+    }
+    throw;
   }
   // Buffers of threads that have exited are only held here.
   std::erase_if(t.buffers, [](const auto& b) { return b.use_count() == 1; });
@@ -122,9 +130,9 @@ Tracer& tracer() {
 
 Buffer* buffer() {
   if (!t_buffer) {
-    auto b = std::make_shared<Buffer>();
-    b->tid = thread_id();
     Tracer& t = tracer();
+    auto b = std::make_shared<Buffer>(t.pool);
+    b->tid = thread_id();
     std::lock_guard lock(t.mu);
     t.buffers.push_back(b);
     t_buffer = std::move(b);

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -15,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace_store.hpp"
 #include "trace_writer.hpp"
 
 namespace xal::core::trace {
@@ -23,8 +23,9 @@ inline constexpr uint64_t kDefaultMaxEvents = 2'000'000;
 
 // Events of one thread; kept by the tracer after the thread exits.
 struct Buffer {
+  explicit Buffer(ChunkPool& pool) noexcept : events(pool) {}
   std::mutex mu;
-  std::deque<Event> events;  // grows without moving what it holds
+  EventStore events;  // in chunks of the tracer's pool
   uint64_t tid = 0;
 };
 
@@ -51,7 +52,8 @@ struct PendingOp {
 };
 
 struct Tracer {
-  std::mutex mu;  // guards everything below but the atomics
+  ChunkPool pool{kPoolChunks};  // thread-safe; the chunks of every store
+  std::mutex mu;  // guards everything below but the atomics and the pool
   std::atomic<uint64_t> session{0};
   std::atomic<uint64_t> pid{0};  // the process's, taken at start
   std::ofstream file;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "trace_store.hpp"
 #include "xal_common/reduce.hpp"
 
 namespace xal::core::trace {
@@ -57,10 +58,13 @@ json event_json(const Event& e, int64_t base) {
 
 }  // namespace
 
-bool write_chrome_trace(std::ostream& out, const Meta& meta,
-                        std::vector<Event>& events) {
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) { return a.ts < b.ts; });
+bool write_chrome_trace(std::ostream& out, const Meta& meta, EventStore& events) {
+  // A stable sort by time: std::stable_sort would take a buffer of half the
+  // events from the heap.
+  for (size_t i = 0; i < events.size(); ++i) events[i].order = i;
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.ts != b.ts ? a.ts < b.ts : a.order < b.order;
+  });
   const char* sep = "\n";
   auto put = [&](const json& j) {
     out << sep << dump(j);

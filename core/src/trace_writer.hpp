@@ -6,7 +6,6 @@
 #include <ostream>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "trace.hpp"
 
@@ -32,7 +31,10 @@ struct Event {
   int64_t stream = -1;
   OpArgs args;
   std::string detail;  // error message, or a note on the event
+  uint64_t order = 0;  // set by the writer: the position before sorting
 };
+
+class EventStore;  // trace_store.hpp
 
 // Names of the tracks and what was lost, for the metadata events.
 struct Meta {
@@ -45,9 +47,10 @@ struct Meta {
 };
 
 // Writes {"traceEvents":[...],"displayTimeUnit":"ms"}: metadata events
-// first, then `events` sorted by time (sorted in place). Returns false when
-// the stream failed. Not thread-safe (the caller owns the events).
-bool write_chrome_trace(std::ostream& out, const Meta& meta,
-                        std::vector<Event>& events);
+// first, then `events` sorted by time, those of the same time in the order
+// given (sorted in place, with no buffer besides the store's chunks).
+// Returns false when the stream failed. Not thread-safe (the caller owns
+// the events).
+bool write_chrome_trace(std::ostream& out, const Meta& meta, EventStore& events);
 
 }  // namespace xal::core::trace
