@@ -73,30 +73,15 @@ std::vector<double> calibrate(const Shape& shape, const std::vector<std::unique_
   const uint32_t layers = std::min<uint32_t>(shape.layers, 4);
   std::vector<xal_stream_t> streams;
   std::vector<xal_device_t> devs;
-  std::vector<Event> begin, end;
   for (const auto& r : ranks) {
     streams.push_back(r->compute.get());
     devs.push_back(r->dev);
-    begin.push_back(make_event(r->dev));
-    end.push_back(make_event(r->dev));
   }
-  constexpr int kReps = 3;  // the first is a warm-up
-  std::vector<double> best(ranks.size(), 1e30);
-  for (int rep = 0; rep < kReps; ++rep) {
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      const DpRank& r = *ranks[i];
-      check(xal_event_record(begin[i].get(), streams[i]), "xal_event_record");
-      r.forward(shape, 0, layers);
-      for (uint32_t l = layers; l-- > 0;) r.backward_block(shape, 0, l);
-      check(xal_event_record(end[i].get(), streams[i]), "xal_event_record");
-    }
-    synchronize(streams, comms);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      float ms = 0;
-      check(xal_event_elapsed_ms(begin[i].get(), end[i].get(), &ms), "xal_event_elapsed_ms");
-      if (rep > 0) best[i] = std::min(best[i], static_cast<double>(ms));
-    }
-  }
+  const std::vector<double> best = best_ms_per_rank(devs, streams, comms, [&](size_t i) {
+    const DpRank& r = *ranks[i];
+    r.forward(shape, 0, layers);
+    for (uint32_t l = layers; l-- > 0;) r.backward_block(shape, 0, l);
+  });
   std::vector<double> speed;
   for (size_t i = 0; i < ranks.size(); ++i)
     speed.push_back(ranks[i]->rows / std::max(best[i], 1e-3));

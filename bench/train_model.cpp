@@ -214,6 +214,32 @@ void synchronize(const std::vector<xal_stream_t>& streams, const std::vector<Com
   }
 }
 
+std::vector<double> best_ms_per_rank(const std::vector<xal_device_t>& devs,
+                                     const std::vector<xal_stream_t>& streams,
+                                     const std::vector<Comm>& comms,
+                                     const std::function<void(size_t)>& work, int rounds) {
+  std::vector<Event> begin, end;
+  for (xal_device_t dev : devs) {
+    begin.push_back(make_event(dev));
+    end.push_back(make_event(dev));
+  }
+  std::vector<double> best(devs.size(), 1e30);
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < devs.size(); ++i) {
+      check(xal_event_record(begin[i].get(), streams[i]), "xal_event_record");
+      work(i);
+      check(xal_event_record(end[i].get(), streams[i]), "xal_event_record");
+    }
+    synchronize(streams, comms);
+    for (size_t i = 0; i < devs.size(); ++i) {
+      float ms = 0;
+      check(xal_event_elapsed_ms(begin[i].get(), end[i].get(), &ms), "xal_event_elapsed_ms");
+      if (round > 0) best[i] = std::min(best[i], static_cast<double>(ms));
+    }
+  }
+  return best;
+}
+
 namespace {
 
 // Runs `issue(i, send, recv)` for every local rank inside one group, on

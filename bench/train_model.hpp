@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,5 +151,14 @@ double host_initial_loss(const Shape& shape, const HostData& data);
 
 // Waits for every stream and every communicator's asynchronous error.
 void synchronize(const std::vector<xal_stream_t>& streams, const std::vector<Comm>& comms);
+
+// The calibration step's timing: runs work(i) on every local rank i at once
+// (work queues rank i's kernels on streams[i]), between two events on that
+// stream, `rounds` times, the first a warm-up, and returns each rank's best
+// milliseconds of the later rounds. Synchronizes every stream each round.
+std::vector<double> best_ms_per_rank(const std::vector<xal_device_t>& devs,
+                                     const std::vector<xal_stream_t>& streams,
+                                     const std::vector<Comm>& comms,
+                                     const std::function<void(size_t)>& work, int rounds = 3);
 
 }  // namespace xal::bench::train

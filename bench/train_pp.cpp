@@ -221,38 +221,23 @@ std::vector<uint32_t> balance_layers(uint32_t layers, const std::vector<double>&
 std::vector<double> calibrate(const Shape& shape, const Ranks& ranks, const std::vector<Comm>& comms,
                               const HostData& data) {
   const uint32_t kLayers = std::min<uint32_t>(2, shape.layers);
-  constexpr int kReps = 3;  // the first is a warm-up
   Shape probe = shape;
   probe.micro = std::max<uint32_t>(shape.micro, 1);
   std::vector<std::unique_ptr<Stage>> st;
   std::vector<xal_stream_t> streams;
-  std::vector<xal_device_t> devs = ranks.devices;
-  std::vector<Event> begin, end;
   for (size_t i = 0; i < ranks.devices.size(); ++i) {
     // A lone stage (rank 0 of 1) reads its input from the batch.
     st.push_back(std::make_unique<Stage>(ranks.devices[i], probe, 0, 1, 0, kLayers, data));
     streams.push_back(st.back()->stream.get());
-    begin.push_back(make_event(ranks.devices[i]));
-    end.push_back(make_event(ranks.devices[i]));
   }
-  std::vector<double> best(st.size(), 1e30);
-  for (int rep = 0; rep < kReps; ++rep) {
-    for (size_t i = 0; i < st.size(); ++i) {
-      check(xal_event_record(begin[i].get(), streams[i]), "xal_event_record");
-      st[i]->forward(probe, 0, 0, true);
-      st[i]->backward(probe, 0, 0);
-      check(xal_event_record(end[i].get(), streams[i]), "xal_event_record");
-    }
-    synchronize(streams, comms);
-    for (size_t i = 0; i < st.size(); ++i) {
-      float ms = 0;
-      check(xal_event_elapsed_ms(begin[i].get(), end[i].get(), &ms), "xal_event_elapsed_ms");
-      if (rep > 0) best[i] = std::min(best[i], static_cast<double>(ms));
-    }
-  }
+  const std::vector<double> best =
+      best_ms_per_rank(ranks.devices, streams, comms, [&](size_t i) {
+        st[i]->forward(probe, 0, 0, true);
+        st[i]->backward(probe, 0, 0);
+      });
   std::vector<double> speed;
   for (double ms : best) speed.push_back(kLayers / std::max(ms, 1e-3));
-  return gather_scalar(comms, devs, streams, speed, ranks.total);
+  return gather_scalar(comms, ranks.devices, streams, speed, ranks.total);
 }
 
 }  // namespace

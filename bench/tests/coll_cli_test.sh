@@ -7,23 +7,9 @@
 set -u
 bench=$1 mock=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
-failures=0
-
-# expect STATUS TEXT ARGS...: xal-bench coll ARGS exits STATUS and prints TEXT.
-expect() {
-  local status=$1 text=$2
-  shift 2
-  local out rc
-  out=$(timeout 60 "$bench" coll "$@" 2>&1)
-  rc=$?
-  if [[ $rc -ne $status || "$out" != *"$text"* ]]; then
-    echo "FAIL: coll $*: exit $rc (expected $status), output:"
-    echo "$out"
-    failures=$((failures + 1))
-  else
-    echo "ok: coll $* -> $rc"
-  fi
-}
+EXPECT_COMMAND=coll EXPECT_TIMEOUT=60
+# shellcheck source=bench/tests/expect.sh
+source "$(dirname "$0")/expect.sh"
 
 export XAL_BACKENDS=$mock XAL_MOCK_DEVICES=2*a100-40g
 common=(-n 1 -w 0 --no-mpi)

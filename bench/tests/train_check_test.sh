@@ -7,24 +7,9 @@
 set -u
 bench=$1 mock=$2 work=$3 mode=${4:-}
 rm -rf "$work" && mkdir -p "$work"
-failures=0
-
-# expect STATUS TEXT ARGS...: xal-bench train ARGS exits STATUS and prints TEXT.
-expect() {
-  local status=$1 text=$2
-  shift 2
-  local out rc
-  out=$(timeout 240 "$bench" train "$@" 2>&1)
-  rc=$?
-  if [[ $rc -ne $status || "$out" != *"$text"* ]]; then
-    echo "FAIL: train $*: exit $rc (expected $status, output with '$text'), output:"
-    echo "$out"
-    failures=$((failures + 1))
-  else
-    echo "ok: train $* -> $rc"
-    echo "$out" | sed 's/^/    /'
-  fi
-}
+EXPECT_COMMAND=train EXPECT_TIMEOUT=240 EXPECT_SHOW_OUTPUT=1
+# shellcheck source=bench/tests/expect.sh
+source "$(dirname "$0")/expect.sh"
 
 export XAL_BACKENDS=$mock
 # A small, fast model; the cards paced 10x faster than by default.
