@@ -4,7 +4,7 @@
 // files.
 #include <cmath>
 
-#include "device_spec.hpp"
+#include "device_spec.h"
 #include "fuzz_check.hpp"
 #include "xal_common/strings.hpp"
 

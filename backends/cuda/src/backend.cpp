@@ -1,9 +1,17 @@
-// backend.cpp -- error reporting, health and the current context.
+// backend.cpp -- the instance (init, shutdown, describe: the driver, NVML
+// and NCCL opened), error reporting, health and the current context.
 #include "backend.h"
 
+#include <memory>
+
+#include "entries.h"
+#include "kernels.h"
 #include "nccl_loader.h"
 #include "nvml_loader.h"
 #include "status_map.h"
+#include "table_choice.h"
+#include "xal_common/strings.hpp"
+#include "xalsupport/config.h"
 
 namespace {
 
@@ -156,6 +164,177 @@ xal_status_t stale_object(const xal_backend_s* backend, const char* what) {
   return backend->error(XAL_ERROR_INVALID_HANDLE,
                         std::string("cuda: the ") + what +
                             " was invalidated by xal_device_reset");
+}
+
+}  // namespace xal::cuda
+
+namespace xal::cuda {
+namespace {
+
+using support::config;
+
+// Releases the devices, then the instance (owned from here on).
+void destroy(xal_backend_s* backend) {
+  std::unique_ptr<xal_backend_s> owned(backend);
+  for (auto& device : owned->devices) release_device(device.get());
+}
+
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." +
+         std::to_string((version % 1000) / 10);
+}
+
+}  // namespace
+
+xal_status_t init(const xal_backend_init_args_t* args,
+                  xal_backend_t** out_backend) {
+  const xal_backend_services_t* services =
+      args != nullptr ? args->services : nullptr;
+  auto backend = std::make_unique<xal_backend_s>();
+  backend->services = services;
+  return guarded(Entry{backend.get()}, __func__, [&]() -> xal_status_t {
+    std::string path = config(services, "XAL_CUDA_DRIVER");
+    if (path.empty()) path = "libcuda.so.1";
+    std::string reason;
+    if (!backend->driver.load(path, &reason)) {
+      return backend->error(XAL_ERROR_BACKEND_UNAVAILABLE, "cuda: " + reason);
+    }
+    std::string note;
+    if (backend->driver.simulated()) {
+      note = "simulated driver (" + path + ")";
+    }
+    // NVML: never read the real card's sensors for simulated devices.
+    std::string nvml_path = config(services, "XAL_CUDA_NVML");
+    if (nvml_path.empty() && !backend->driver.simulated()) {
+      nvml_path = "libnvidia-ml.so.1";
+    }
+    if (!nvml_path.empty() && nvml_path != "off" && nvml_path != "0") {
+      backend->nvml = Nvml::open(nvml_path, &reason);
+      if (backend->nvml == nullptr) {
+        backend->log(XAL_LOG_INFO, "cuda: NVML not used: " + reason);
+        note += std::string(note.empty() ? "" : "; ") + "no NVML";
+      }
+    }
+    // NCCL drives the real driver through its own runtime: not with the
+    // simulation. Used only when the table has the native entries, which
+    // chosen_collectives() decided when the core asked for it.
+    const std::string choice = collectives_choice();
+    if (!choice.empty() && choice != "auto" && choice != "core" && choice != "peer") {
+      return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                            "cuda: XAL_CUDA_COLLECTIVES '" + choice +
+                                "' is none of 'auto', 'core', 'peer'");
+    }
+    const Collectives collectives = chosen_collectives();
+    const std::string nccl_path = Nccl::library_path();
+    std::string nccl_note;
+    const bool simulated = backend->driver.simulated();
+    if (choice != "core" && choice != "peer") {
+      std::string why;
+      if (!nccl_path.empty() && collectives == Collectives::kNccl) {
+        backend->nccl = Nccl::open(nccl_path, &why);
+        if (backend->nccl != nullptr) {
+          why = nccl_mismatch(*backend->nccl, simulated);
+          if (!why.empty()) backend->nccl.reset();
+        }
+      }
+      if (nccl_path.empty()) {
+        nccl_note = "NCCL off (XAL_CUDA_NCCL)";
+      } else if (backend->nccl == nullptr) {
+        if (why.empty() && simulated && !Nccl::named()) {
+          why = "the simulated driver takes only a simulated NCCL named by "
+                "XAL_CUDA_NCCL";
+        } else if (why.empty()) {  // not tried (see chosen_collectives): why not
+          const std::unique_ptr<Nccl> probe = Nccl::open(nccl_path, &why);
+          if (probe != nullptr) why = nccl_mismatch(*probe, simulated);
+        }
+        // A library the user named that is not used is worth a warning; the
+        // default one missing is the common case.
+        const bool named = Nccl::named();
+        backend->log(named ? XAL_LOG_WARNING : XAL_LOG_INFO, "cuda: NCCL not used: " + why);
+        if (named) {
+          nccl_note = "the NCCL XAL_CUDA_NCCL names is not used (the log says why)";
+        } else {
+          nccl_note = simulated ? "" : "no NCCL (" + nccl_path + ")";
+        }
+      } else {
+        const int v = backend->nccl->version();
+        nccl_note = std::string(backend->nccl->simulated() ? "simulated " : "") +
+                    "NCCL " + std::to_string(v / 10000) + "." +
+                    std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+      }
+    }
+    std::string how;
+    if (collectives == Collectives::kPeer) {
+      how = "collectives over peer copies and xal's kernels";
+    } else if (collectives == Collectives::kCore || backend->nccl == nullptr) {
+      how = "collectives on the core's path";
+      if (choice == "peer") {
+        how += " (XAL_CUDA_COLLECTIVES=peer needs the embedded kernels and host "
+               "functions on xal's threads)";
+        backend->log(XAL_LOG_WARNING, "cuda: " + how);
+      }
+    }
+    if (!nccl_note.empty() || !how.empty()) {
+      note += std::string(note.empty() ? "" : "; ") + nccl_note +
+              (nccl_note.empty() || how.empty() ? "" : ": ") + how;
+    }
+    // XAL_CUDA_HOST_FUNCS=driver: host functions straight to the driver
+    // (see host_funcs.h); "thread", the default, on a thread of the stream.
+    const std::string host_funcs = config(services, "XAL_CUDA_HOST_FUNCS");
+    if (host_funcs == "driver") {
+      backend->host_func_threads = false;
+      note += std::string(note.empty() ? "" : "; ") +
+              "host functions on the driver's thread (XAL_CUDA_HOST_FUNCS=driver)";
+      // Seen on an H200 (driver 580): that driver runs them one at a time.
+      backend->log(XAL_LOG_WARNING,
+                   "cuda: XAL_CUDA_HOST_FUNCS=driver: the driver may run a context's host "
+                   "functions one at a time (an H200 with driver 580 does), and the core's "
+                   "collectives across backends then end in XAL_ERROR_TIMEOUT");
+    } else if (!host_funcs.empty() && host_funcs != "thread") {
+      return backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                            "cuda: XAL_CUDA_HOST_FUNCS '" + host_funcs +
+                                "' is neither 'thread' nor 'driver'");
+    }
+    backend->note = note;
+    if (xal_status_t s = init_devices(backend.get()); s != XAL_SUCCESS) {
+      destroy(backend.release());
+      return s;
+    }
+    *out_backend = backend.release();
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t shutdown(xal_backend_t* backend) {
+  return guarded(Entry{nullptr}, __func__, [&]() -> xal_status_t {  // backend is gone afterwards
+    destroy(backend);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
+    common::copy_string(out->name, "cuda");
+    common::copy_string(out->driver_version,
+                        version_text(backend->driver_version));
+    out->flags = backend->driver.simulated() ? XAL_BACKEND_FLAG_SIMULATED : 0u;
+    // What this backend has been run on, first so that it is never cut.
+    std::string note = support_note;
+    if (!backend->note.empty()) note += "; " + backend->note;
+    if (!kernels_embedded()) {
+      note += "; no embedded kernels";
+    }
+    common::copy_string(out->note, note);
+    return XAL_SUCCESS;
+  });
+}
+
+const void* get_extension(xal_backend_t* backend, const char* name) {
+  try {
+    return kernels_extension(backend, name);
+  } catch (...) {
+    return nullptr;
+  }
 }
 
 }  // namespace xal::cuda

@@ -15,6 +15,7 @@
 #include "xal/xal_backend.h"
 #include "xalsupport/guarded.h"
 #include "xalsupport/ipc_owners.h"
+#include "xalsupport/message_pairs.h"
 
 namespace xal::cuda {
 class Nvml;
@@ -35,6 +36,9 @@ struct xal_backend_s {
   std::unique_ptr<xal::cuda::Nvml> nvml;
   std::unique_ptr<xal::cuda::Nccl> nccl;
   std::string note;  // describe(): "simulated driver", NCCL/NVML status
+  // Failures of queued work the driver's streams cannot carry (a send and
+  // receive that disagree, comm.cpp), for the streams' next synchronize.
+  xal::support::StreamFailures stream_failures;
   // Host functions on a thread of their stream (host_funcs.h); false with
   // XAL_CUDA_HOST_FUNCS=driver: straight through cuLaunchHostFunc.
   bool host_func_threads = true;
@@ -238,21 +242,35 @@ class EntryScope {
   const xal_backend_s* backend_;
 };
 
-// Wraps an entry body: exceptions become statuses with a message (the
-// shared barrier of backends/support, with the CUDA backend's wording);
-// the thread's context is given back (ContextRestore).
-template <typename Fn>
-xal_status_t guarded(const xal_backend_s* backend, Fn&& fn) noexcept {
-  const EntryScope scope(backend);
-  return support::catch_all(fn, [backend](xal_status_t status, const char* what) {
-    if (backend == nullptr) return status;
-    if (status == XAL_ERROR_OUT_OF_HOST_MEMORY) {
-      return backend->error(status, "cuda: out of host memory");
+// The CUDA entry context for the shared exception barrier
+// (support::guarded(Entry{backend}, __func__, body)): an exception becomes
+// a status with the CUDA backend's wording ("cuda: out of host memory",
+// "cuda: internal error: <what>"; a support::StatusError its own message)
+// recorded through `backend` (may be null: the bare status; not owned),
+// and for the whole call the thread's context is given back
+// (ContextRestore). Thread-safe.
+struct Entry {
+  explicit Entry(const xal_backend_s* entry_backend)
+      : backend(entry_backend), scope(entry_backend) {}
+  xal_status_t fail(const support::Caught& caught) const {
+    if (backend == nullptr) return caught.status;
+    switch (caught.kind) {
+      case support::Caught::Kind::kStatusError:
+        return backend->error(caught.status, caught.what);
+      case support::Caught::Kind::kOutOfHostMemory:
+        return backend->error(caught.status, "cuda: out of host memory");
+      case support::Caught::Kind::kException:
+        return backend->error(caught.status,
+                              std::string("cuda: internal error: ") + caught.what);
+      case support::Caught::Kind::kUnknown:
+        break;
     }
-    return backend->error(status, what != nullptr
-                                      ? std::string("cuda: internal error: ") + what
-                                      : std::string("cuda: internal error"));
-  });
-}
+    return backend->error(caught.status, "cuda: internal error");
+  }
+
+  const xal_backend_s* backend;
+  EntryScope scope;
+};
+using support::guarded;
 
 }  // namespace xal::cuda

@@ -50,7 +50,7 @@ void peer_access_enable(xal_bdevice_s* from, xal_bdevice_s* to) {
 
 xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
                          const void* src, size_t bytes) {
-  return guarded(stream->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{stream->device->backend}, __func__, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (xal_status_t s = owner_check(stream->device, dst, bytes, "memcpy_htod"); s != XAL_SUCCESS)
       return s;
@@ -65,7 +65,7 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
 
 xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
                          size_t bytes) {
-  return guarded(stream->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{stream->device->backend}, __func__, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (xal_status_t s = owner_check(stream->device, src, bytes, "memcpy_dtoh"); s != XAL_SUCCESS)
       return s;
@@ -80,7 +80,7 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
 
 xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
                          xal_devptr_t src, size_t bytes) {
-  return guarded(stream->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{stream->device->backend}, __func__, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     for (const xal_devptr_t ptr : {dst, src}) {
       if (xal_status_t s = owner_check(stream->device, ptr, bytes, "memcpy_dtod"); s != XAL_SUCCESS)
@@ -103,7 +103,7 @@ xal_status_t copy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                        xal_devptr_t dst, xal_bdevice_t* src_device,
                        xal_devptr_t src, size_t bytes, bool enable_access) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (dst_device == src_device) return memcpy_dtod(stream, dst, src, bytes);
     if (backend->driver.cuMemcpyPeerAsync == nullptr) {
@@ -147,7 +147,7 @@ xal_status_t memcpy_peer_as_is(xal_bstream_t* stream, xal_bdevice_t* dst_device,
 
 xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes) {
-  return guarded(stream->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{stream->device->backend}, __func__, [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (xal_status_t s = owner_check(stream->device, dst, bytes, "memset"); s != XAL_SUCCESS)
       return s;

@@ -172,7 +172,7 @@ xal_status_t device_get(xal_backend_t* backend, uint32_t index,
 xal_status_t device_get_properties(xal_bdevice_t* device,
                                    xal_device_properties_t* out) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const DriverSymbols& d = backend->driver;
     const CUdevice dev = device->device;
     char name[256] = {};
@@ -233,7 +233,7 @@ xal_status_t device_get_properties(xal_bdevice_t* device,
 
 xal_status_t device_synchronize(xal_bdevice_t* device) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
     CUresult r = device->make_current();
     if (r == CUDA_SUCCESS) r = backend->driver.cuCtxSynchronize();
@@ -267,7 +267,7 @@ std::pair<CUresult, const char*> probe_after_reset(xal_bdevice_t* device) {
 
 xal_status_t device_reset(xal_bdevice_t* device) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const DriverSymbols& d = backend->driver;
     {
       std::lock_guard<std::mutex> lock(device->objects_mutex);
@@ -352,7 +352,7 @@ xal_status_t device_reset(xal_bdevice_t* device) {
 }
 
 xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out) {
-  return guarded(device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{device->backend}, __func__, [&]() -> xal_status_t {
     std::lock_guard<std::mutex> lock(device->health_mutex);
     if (!device->unhealthy.load()) {
       out->state = XAL_HEALTH_OK;
@@ -374,7 +374,7 @@ xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out) 
 xal_status_t device_get_metrics(xal_bdevice_t* device,
                                 xal_device_metrics_t* out) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     out->health = device->unhealthy.load() ? XAL_HEALTH_ERROR : XAL_HEALTH_OK;
     out->valid |= XAL_METRIC_HEALTH;
     if (!device->unhealthy.load() && device->make_current() == CUDA_SUCCESS) {

@@ -6,31 +6,26 @@
 #include <string_view>
 #include <type_traits>
 
+#include "xalsupport/symbol_table.h"
+
 namespace xal::cuda {
 
 namespace {
-constexpr bool kRequired_REQUIRED = true;
-constexpr bool kRequired_OPTIONAL = false;
 
 // An older variant is only asked for when it takes the same arguments.
-#define XAL_CUDA_CHECK_FALLBACK(name, version, older)                      \
-  static_assert(std::is_same_v<PFN_##name##_v##version, PFN_##name##_v##older>, \
+#define XAL_CUDA_CHECK_FALLBACK(name, since, older)                      \
+  static_assert(std::is_same_v<PFN_##name##_v##since, PFN_##name##_v##older>, \
                 #name ": the fallback variant has another signature");
 XAL_CUDA_SYMBOL_FALLBACKS(XAL_CUDA_CHECK_FALLBACK)
 #undef XAL_CUDA_CHECK_FALLBACK
 
 // The older same-signature version of `name`, or 0.
 int older_variant(std::string_view name) {
-#define XAL_CUDA_FALLBACK_CASE(symbol, version, older) \
+#define XAL_CUDA_FALLBACK_CASE(symbol, since, older) \
   if (name == #symbol) return older;
   XAL_CUDA_SYMBOL_FALLBACKS(XAL_CUDA_FALLBACK_CASE)
 #undef XAL_CUDA_FALLBACK_CASE
   return 0;
-}
-
-std::string version_text(int version) {
-  return std::to_string(version / 1000) + "." +
-         std::to_string((version % 1000) / 10);
 }
 
 // Legacy default-stream semantics for every function, whatever the
@@ -111,22 +106,31 @@ bool DriverSymbols::load(const std::string& path, std::string* out_reason) {
     driver_version_ = 0;
   }
 
-#define XAL_CUDA_RESOLVE(kind, name, version)                                 \
-  name = reinterpret_cast<PFN_##name##_v##version>(resolve(#name, version));  \
-  if (name == nullptr && kRequired_##kind) {                                  \
-    *out_reason = "libcuda.so.1 is too old: missing " #name;                  \
-    if (driver_version_ > 0) {                                                \
-      *out_reason += " (the driver is CUDA " + version_text(driver_version_);  \
-      if ((version) > driver_version_) {                                      \
-        *out_reason += "; this call needs CUDA " + version_text(version);     \
-      }                                                                       \
-      *out_reason += ")";                                                     \
-    }                                                                         \
-    if (path != "libcuda.so.1") *out_reason += " (loaded from " + path + ")"; \
-    return false;                                                             \
-  }
+  support::SymbolResolver resolver([this](const char* name, int64_t since) {
+    return resolve(name, static_cast<int>(since));
+  });
+#define XAL_CUDA_RESOLVE(kind, name, since) \
+  resolver.resolve(support::SymbolKind::kind, #name, since, name);
   XAL_CUDA_SYMBOLS(XAL_CUDA_RESOLVE)
 #undef XAL_CUDA_RESOLVE
+  if (!resolver.complete()) {
+    // The driver's version says whether it is too old for the variant asked
+    // for or merely lacks the function.
+    const int64_t needed = resolver.missing_since();
+    if (driver_version_ > 0) {
+      *out_reason = std::string("libcuda.so.1 is too old: missing ") +
+                    resolver.missing() + " (the driver is " +
+                    cuda_version_text(driver_version_);
+      if (needed > driver_version_) {
+        *out_reason += "; this call needs " + cuda_version_text(needed);
+      }
+      *out_reason += ")";
+    } else {
+      *out_reason = resolver.reason("libcuda.so.1", cuda_version_text);
+    }
+    if (path != "libcuda.so.1") *out_reason += " (loaded from " + path + ")";
+    return false;
+  }
   return true;
 }
 

@@ -28,8 +28,10 @@ class DriverSymbols {
   // version each call site is written for, or of an older version with the
   // same signature when the driver is older (XAL_CUDA_SYMBOL_FALLBACKS). On
   // failure returns false and sets *out_reason: the dlerror text, or
-  // "libcuda.so.1 is too old: missing cuXxx" (with the driver's and the
-  // needed CUDA versions) when a REQUIRED function is absent.
+  // "libcuda.so.1 is too old: missing cuXxx (the driver is CUDA 10.2; this
+  // call needs CUDA 11.0)" when a REQUIRED function is absent (the needed
+  // version is its `since`; "(CUDA 11.0 or newer needed)" when the driver's
+  // version is unknown).
   bool load(const std::string& path, std::string* out_reason);
 
   // The file that was opened ("libcuda.so.1" or the override).
@@ -43,8 +45,8 @@ class DriverSymbols {
   // loading; 0 when it could not be read.
   int driver_version() const { return driver_version_; }
 
-#define XAL_CUDA_DECLARE_MEMBER(kind, name, version) \
-  PFN_##name##_v##version name = nullptr;
+#define XAL_CUDA_DECLARE_MEMBER(kind, name, since) \
+  PFN_##name##_v##since name = nullptr;
   XAL_CUDA_SYMBOLS(XAL_CUDA_DECLARE_MEMBER)
 #undef XAL_CUDA_DECLARE_MEMBER
 

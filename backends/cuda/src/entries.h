@@ -1,6 +1,6 @@
 // entries.h -- the plugin table entries, one group per source file
-// (device.cpp, memory.cpp, stream.cpp, copy.cpp, event.cpp, module.cpp,
-// nccl.cpp).
+// (backend.cpp, device.cpp, memory.cpp, stream.cpp, copy.cpp, event.cpp,
+// module.cpp, comm.cpp).
 // Each is a C-callable function that never throws; plugin.cpp puts them in
 // the table. Thread-safety as in xal_backend.h.
 #pragma once
@@ -17,6 +17,13 @@ namespace xal::cuda {
 // init fails) and the start of describe's note.
 inline constexpr char support_note[] =
     "verified on an H200; multi-GPU paths on a simulated driver only";
+
+// backend.cpp: the instance (the driver, NVML and NCCL opened), its
+// description, and the embedded kernels' extension.
+xal_status_t init(const xal_backend_init_args_t* args, xal_backend_t** out_backend);
+xal_status_t shutdown(xal_backend_t* backend);
+xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out);
+const void* get_extension(xal_backend_t* backend, const char* name);
 
 // device.cpp
 xal_status_t init_devices(xal_backend_t* backend);
@@ -140,7 +147,7 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
                            const xal_launch_config_t* config, void** args,
                            size_t arg_count);
 
-// nccl.cpp (only in the table variant used when libnccl.so.2 loads)
+// comm.cpp (only in the table variant used when libnccl.so.2 loads)
 xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
                          const xal_bcomm_options_t* options,
                          xal_bcomm_t** out_comms);
@@ -167,6 +174,11 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
                             xal_bstream_t* stream);
 xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                       size_t count, xal_dtype_t dtype, xal_bstream_t* stream);
+// ncclSend / ncclRecv: one message to or from rank `peer` (xal_backend.h).
+xal_status_t comm_send(xal_bcomm_t* comm, xal_devptr_t send, size_t count,
+                       xal_dtype_t dtype, uint32_t peer, xal_bstream_t* stream);
+xal_status_t comm_recv(xal_bcomm_t* comm, xal_devptr_t recv, size_t count,
+                       xal_dtype_t dtype, uint32_t peer, xal_bstream_t* stream);
 
 // peer_comm.cpp (the table variant of XAL_CUDA_COLLECTIVES=peer: peer
 // copies and xal's embedded reductions, kernels_embedded(); its xal_bcomm_t

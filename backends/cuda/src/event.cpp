@@ -26,7 +26,7 @@ inline xal_status_t result(xal_bdevice_s* device, CUresult r,
 xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
                           xal_bevent_t** out_event) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
     auto event = std::make_unique<xal_bevent_s>();
     event->device = device;
@@ -59,7 +59,7 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
 // one event.
 xal_status_t event_destroy(xal_bevent_t* event) {
   xal_bdevice_s* device = event->device;
-  return guarded(device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{device->backend}, __func__, [&]() -> xal_status_t {
     return release_from(device, device->events, event, "cuda: unknown event", [&] {
       CUresult r = device->make_current();
       if (r == CUDA_SUCCESS) r = device->backend->driver.cuEventDestroy(event->event);
@@ -70,7 +70,7 @@ xal_status_t event_destroy(xal_bevent_t* event) {
 
 xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
   xal_backend_s* backend = event->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (stream->device != event->device) {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,
                             "cuda: an event is recorded on a stream of its "
@@ -88,7 +88,7 @@ xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
 
 xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (event->generation != event->device->generation.load())
       return stale_object(backend, "event");
     if (stream->generation != stream->device->generation.load())
@@ -104,7 +104,7 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
 }
 
 xal_status_t event_synchronize(xal_bevent_t* event) {
-  return guarded(event->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{event->device->backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event, "cuEventSynchronize");
         s != XAL_SUCCESS)
       return s;
@@ -115,7 +115,7 @@ xal_status_t event_synchronize(xal_bevent_t* event) {
 }
 
 xal_status_t event_query(xal_bevent_t* event) {
-  return guarded(event->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{event->device->backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event, "cuEventQuery"); s != XAL_SUCCESS)
       return s;
     return result(event->device,
@@ -127,7 +127,7 @@ xal_status_t event_query(xal_bevent_t* event) {
 xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
                               float* out_ms) {
   xal_backend_s* backend = start->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (!start->timing || !end->timing) {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,
                             "cuda: an event created with "

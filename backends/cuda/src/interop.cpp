@@ -120,7 +120,7 @@ bool driver_can_share_memory(const xal_backend_s* backend) {
 xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
                         uint32_t flags, xal_devptr_t* out_ptr) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if ((flags & XAL_MEM_IMPORT_HOST) != 0) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: mem_import of host memory (XAL_MEM_IMPORT_HOST) is not "
@@ -150,7 +150,7 @@ xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
 
 // Forgets the import; the memory stays the caller's (no driver call).
 xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr) {
-  return guarded(device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{device->backend}, __func__, [&]() -> xal_status_t {
     std::lock_guard<std::mutex> lock(device->objects_mutex);
     if (device->imports.erase(static_cast<CUdeviceptr>(ptr)) == 0) {
       return invalid(device, "mem_import_release: " + hex(ptr) + " is not imported memory of " +
@@ -169,7 +169,7 @@ xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr) {
 xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t flags,
                            xal_bstream_t** out_stream) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (flags != 0) return invalid(device, "stream_import: unknown flags " + hex(flags));
     auto stream = reinterpret_cast<CUstream>(static_cast<uintptr_t>(native));
     // A stream object of this backend is looked up by address (never
@@ -231,7 +231,7 @@ xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
                          uint8_t* out_vendor) {
   xal_backend_s* backend = device->backend;
   (void)bytes;  // the handle names the whole allocation
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (!driver_can_share_memory(backend)) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: the driver has no cuIpcGetMemHandle, cuIpcOpenMemHandle "
@@ -257,7 +257,7 @@ xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
 xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t bytes,
                           int32_t owner_pid, xal_devptr_t* out_ptr) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (!driver_can_share_memory(backend)) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: the driver has no cuIpcOpenMemHandle: no IPC handles");
@@ -308,7 +308,7 @@ xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t b
 // the reset context, and a refused unmap stays recorded for a retry.
 xal_status_t mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const auto p = static_cast<CUdeviceptr>(ptr);
     xal_bdevice_s::IpcMapping mapping;
     {

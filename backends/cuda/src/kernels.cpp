@@ -137,7 +137,7 @@ xal_status_t reduce_entry(xal_bstream_t* stream, xal_devptr_t dst,
                           xal_devptr_t src, size_t count, xal_dtype_t dtype,
                           xal_op_t op) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const char* type = dtype_name(dtype);
     const char* what = op_name(op);
     if (type == nullptr || what == nullptr) {
@@ -155,7 +155,7 @@ xal_status_t reduce_entry(xal_bstream_t* stream, xal_devptr_t dst,
 xal_status_t scale_entry(xal_bstream_t* stream, xal_devptr_t dst, size_t count,
                          xal_dtype_t dtype, double divisor) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const char* type = dtype_name(dtype);
     if (type == nullptr || divisor == 0.0) {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,
@@ -194,7 +194,7 @@ xal_status_t builtin_reduce(const BuiltinKernels& kernels, xal_bstream_t* stream
                             xal_devptr_t dst, xal_devptr_t src, size_t count,
                             xal_dtype_t dtype, xal_op_t op) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const int o = op_index(op);
     const int t = static_cast<int>(dtype);
     if (o < 0 || dtype_name(dtype) == nullptr || kernels.reduce[o][t] == nullptr) {
@@ -211,7 +211,7 @@ xal_status_t builtin_reduce(const BuiltinKernels& kernels, xal_bstream_t* stream
 xal_status_t builtin_scale(const BuiltinKernels& kernels, xal_bstream_t* stream,
                            xal_devptr_t dst, size_t count, xal_dtype_t dtype, double divisor) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const int t = static_cast<int>(dtype);
     if (dtype_name(dtype) == nullptr || kernels.scale[t] == nullptr || divisor == 0.0) {
       return backend->error(XAL_ERROR_INTERNAL, "cuda: no embedded scale kernel loaded for "

@@ -40,7 +40,7 @@ xal_status_t host_context(xal_backend_t* backend) {
 xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
                        xal_devptr_t* out_ptr) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
     CUresult r = device->make_current();
     if (r != CUDA_SUCCESS) return backend->fail(r, "cuCtxSetCurrent", device);
@@ -62,7 +62,7 @@ xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
 
 xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     uint64_t generation = 0;
     {
       std::lock_guard<std::mutex> lock(device->objects_mutex);
@@ -100,7 +100,7 @@ xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
 xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
                           uint64_t* out_total) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
     CUresult r = device->make_current();
     size_t free_bytes = 0, total = 0;
@@ -118,7 +118,7 @@ xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
 // registrations, which reregister_host_memory() makes again.
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
                         void** out_ptr) {
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (bytes == 0) {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT, "cuda: host_alloc of 0 bytes");
     }
@@ -164,7 +164,7 @@ xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
 }
 
 xal_status_t host_free(xal_backend_t* backend, void* ptr) {
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     xal_backend_s::HostBlock block;
     {
       std::lock_guard<std::mutex> lock(backend->host_mutex);
@@ -208,7 +208,7 @@ void reregister_host_memory(xal_backend_s* backend) {
 }
 
 xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes) {
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (backend->driver.cuMemHostRegister == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: the driver has no cuMemHostRegister");
@@ -223,7 +223,7 @@ xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes) {
 }
 
 xal_status_t host_unregister(xal_backend_t* backend, void* ptr) {
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (backend->driver.cuMemHostUnregister == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: the driver has no cuMemHostUnregister");

@@ -3,12 +3,9 @@
 
 #include <dlfcn.h>
 
-namespace xal::cuda {
+#include "xalsupport/symbol_table.h"
 
-namespace {
-constexpr bool kRequired_REQUIRED = true;
-constexpr bool kRequired_OPTIONAL = false;
-}  // namespace
+namespace xal::cuda {
 
 Nvml::~Nvml() {
   if (xid_events_ != nullptr) nvmlEventSetFree(xid_events_);
@@ -26,15 +23,15 @@ std::unique_ptr<Nvml> Nvml::open(const std::string& path,
     *out_reason = err != nullptr ? err : path + ": cannot be opened";
     return nullptr;
   }
-#define XAL_NVML_RESOLVE(kind, name, ret, params)                        \
-  nvml->name =                                                           \
-      reinterpret_cast<nvml::ret(*) params>(dlsym(nvml->library_, #name)); \
-  if (nvml->name == nullptr && kRequired_##kind) {                       \
-    *out_reason = path + " is too old: missing " #name;                  \
-    return nullptr;                                                      \
-  }
+  support::SymbolResolver resolver(support::dlsym_lookup(nvml->library_));
+#define XAL_NVML_RESOLVE(kind, name, since) \
+  resolver.resolve(support::SymbolKind::kind, #name, since, nvml->name);
   XAL_NVML_SYMBOLS(XAL_NVML_RESOLVE)
 #undef XAL_NVML_RESOLVE
+  if (!resolver.complete()) {
+    *out_reason = resolver.reason(path, nvml_version_text);
+    return nullptr;
+  }
   const Return r = nvml->nvmlInit_v2();
   if (r != 0) {
     *out_reason = "nvmlInit_v2 failed with NVML code " + std::to_string(r);
@@ -170,8 +167,8 @@ uint32_t Nvml::last_xid(void* device) {
   for (int i = 0; i < kMaxEventsPerRead; ++i) {
     EventData event{};
     if (nvmlEventSetWait_v2(xid_events_, &event, 0) != 0) break;  // NVML_ERROR_TIMEOUT: none
-    if ((event.event_type & nvml::kEventXidCriticalError) != 0) {
-      last_xid_[event.device] = static_cast<uint32_t>(event.event_data);
+    if ((event.eventType & nvml::kEventXidCriticalError) != 0) {
+      last_xid_[event.device] = static_cast<uint32_t>(event.eventData);
     }
   }
   const auto it = last_xid_.find(device);

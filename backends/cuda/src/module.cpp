@@ -117,7 +117,7 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
                          const void* image, size_t bytes,
                          xal_bmodule_t** out_module) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const DriverSymbols& d = backend->driver;
     if (d.cuModuleLoadDataEx == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
@@ -142,7 +142,7 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
 xal_status_t module_unload(xal_bmodule_t* module) {
   xal_bdevice_s* device = module->device;
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     std::lock_guard<std::mutex> lock(device->objects_mutex);
     auto it = device->modules.find(module);
     if (it == device->modules.end()) {
@@ -164,7 +164,7 @@ xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
                         xal_bkernel_t** out_kernel) {
   xal_bdevice_s* device = module->device;
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (name == nullptr || *name == '\0') {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,
                             "cuda: kernel name is empty");
@@ -205,7 +205,7 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
                            size_t arg_count) {
   xal_bdevice_s* device = stream->device;
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     (void)arg_count;  // CUDA knows each kernel's parameters
     if (config == nullptr) {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,

@@ -1,5 +1,5 @@
 // nccl_clique.h -- what the ranks of one ncclCommInitAll share in the NCCL
-// entries (nccl.cpp): their NCCL communicators, and their abort.
+// entries (comm.cpp): their NCCL communicators, and their abort.
 //
 // NCCL aborts one communicator per ncclCommAbort, and a rank whose peer was
 // aborted keeps waiting for it: every rank must be aborted (NCCL issue

@@ -1,4 +1,4 @@
-// nccl_comm.h -- the communicator behind the NCCL entries (nccl.cpp), the
+// nccl_comm.h -- the communicator behind the NCCL entries (comm.cpp), the
 // NCCL status mapping (nccl_status.cpp) and the staging memory of an
 // in-place alltoall (nccl_staging.cpp).
 #pragma once
@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "nccl_clique.h"
 #include "nccl_loader.h"
+#include "xalsupport/message_pairs.h"
 
 struct xal_bcomm_s {
   xal_bdevice_s* device = nullptr;
@@ -18,6 +19,9 @@ struct xal_bcomm_s {
   std::shared_ptr<xal::cuda::NcclClique> clique;
   int rank = 0;
   int size = 0;
+  // The ranks' sends and receives, paired as xal pairs them (NCCL does
+  // not check a pair's count and dtype): shared by the ranks.
+  std::shared_ptr<xal::support::MessagePairs> pairs;
   // Where an in-place alltoall copies its send buffer first (the sends and
   // receives of one NCCL group run at once, so a receive could overwrite a
   // block not yet sent): one buffer per in-place alltoall of a group (the

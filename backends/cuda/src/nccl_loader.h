@@ -29,15 +29,19 @@ class Nccl {
   // a named one is opened: the default libnccl.so.2 would be a real NCCL,
   // which is never loaded there.
   static bool named();
-  // Opens NCCL; null with *out_reason on failure.
+  // Opens NCCL; null with *out_reason on failure (a REQUIRED function
+  // missing: "<path> is too old: missing <name> (NCCL <since> or newer
+  // needed)").
   static std::unique_ptr<Nccl> open(const std::string& path,
                                     std::string* out_reason);
+  // major * 10000 + minor * 100 + patch (also for NCCL before 2.9).
   int version() const { return version_; }
   // True for the tests' simulated NCCL (backends/cuda/testing), which runs
   // on the simulated driver only, as the real NCCL runs on a real one only.
   bool simulated() const { return simulated_; }
 
-#define XAL_NCCL_MEMBER(name, ret, params) ret(*name) params = nullptr;
+  // nccl_symbols.h's functions; an OPTIONAL one may be null.
+#define XAL_NCCL_MEMBER(kind, name, since) decltype(&::name) name = nullptr;
   XAL_NCCL_SYMBOLS(XAL_NCCL_MEMBER)
 #undef XAL_NCCL_MEMBER
 

@@ -30,7 +30,7 @@ xal_status_t nccl_result(xal_backend_s* backend, ncclResult_t r,
   const Nccl& n = *backend->nccl;
   std::string message = std::string("cuda: ") + call +
                         " failed: " + n.ncclGetErrorString(r);
-  const char* last = n.ncclGetLastError(comm);
+  const char* last = n.ncclGetLastError != nullptr ? n.ncclGetLastError(comm) : nullptr;
   if (last != nullptr && *last != '\0') message += std::string(": ") + last;
   message += hint;
   backend->services->set_error(status, r, abi::result_name(r), message.c_str());

@@ -19,7 +19,9 @@ class Nvml {
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
 
-  // Opens `path` and initialises NVML; null with *out_reason on failure.
+  // Opens `path` and initialises NVML; null with *out_reason on failure
+  // (for a REQUIRED function missing: "<path> is too old: missing nvmlXxx
+  // (NVML 5 or newer needed)").
   static std::unique_ptr<Nvml> open(const std::string& path,
                                     std::string* out_reason);
 
@@ -50,14 +52,12 @@ class Nvml {
   nvml::EventSet xid_events_ = nullptr;
   std::mutex xid_mutex_;
   std::unordered_map<void*, uint32_t> last_xid_;
-#define XAL_NVML_MEMBER(kind, name, ret, params) \
-  nvml::ret(*name) params = nullptr;
   using Return = nvml::Return;
   using Device = nvml::Device;
   using Utilization = nvml::Utilization;
   using Memory = nvml::Memory;
-  using EventSet = nvml::EventSet;
   using EventData = nvml::EventData;
+#define XAL_NVML_MEMBER(kind, name, since) decltype(&::name) name = nullptr;
   XAL_NVML_SYMBOLS(XAL_NVML_MEMBER)
 #undef XAL_NVML_MEMBER
 };

@@ -85,7 +85,7 @@ xal_status_t enqueue(xal_bcomm_t* handle, xal_bstream_t* stream, const CollDesc&
   PeerComm* comm = as_comm(handle);
   Clique& clique = *comm->clique;
   xal_backend_s* backend = clique.backend();
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const char* name = common::coll_name(d.kind);
     if (stream->device != clique.device(comm->rank)) {
       return backend->error(XAL_ERROR_INVALID_ARGUMENT,
@@ -143,7 +143,7 @@ xal_status_t peer_comm_create(xal_bdevice_t* const* devices, uint32_t n,
   if (devices == nullptr || out_comms == nullptr || n == 0 || devices[0] == nullptr)
     return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = devices[0]->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (!backend->host_func_threads) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: collectives without NCCL need host functions on xal's "
@@ -172,7 +172,7 @@ xal_status_t peer_comm_destroy(xal_bcomm_t* comm) {
   if (comm == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   std::unique_ptr<PeerComm> owned(as_comm(comm));
   xal_backend_s* backend = owned->clique->backend();
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     std::shared_ptr<Clique> clique = std::move(owned->clique);
     owned.reset();
     if (clique.use_count() > 1) return XAL_SUCCESS;  // other ranks remain

@@ -42,7 +42,7 @@ void make_runner_once(xal_bstream_s* stream) {
 xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
                            xal_bstream_t** out_stream) {
   xal_backend_s* backend = device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = device->check_health(); s != XAL_SUCCESS) return s;
     auto stream = std::make_unique<xal_bstream_s>();
     stream->device = device;
@@ -77,9 +77,10 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
 xal_status_t stream_destroy(xal_bstream_t* stream) {
   xal_bdevice_s* device = stream->device;
   xal_backend_s* backend = device->backend;
+  backend->stream_failures.forget(stream);
   // The stream's node, destroyed by release_from, runs what the driver
   // never will (host_funcs.h).
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     return release_from(device, device->streams, stream, "cuda: unknown stream", [&] {
       const char* call = "cuStreamSynchronize";
       CUresult r = device->make_current();
@@ -94,30 +95,29 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
 }
 
 xal_status_t stream_synchronize(xal_bstream_t* stream) {
-  return guarded(stream->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{stream->device->backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = enter(stream, "cuStreamSynchronize"); s != XAL_SUCCESS)
       return s;
-    return done(stream,
-                stream->device->backend->driver.cuStreamSynchronize(
-                    stream->stream),
-                "cuStreamSynchronize");
+    return with_queued_failure(
+        stream, done(stream, stream->device->backend->driver.cuStreamSynchronize(stream->stream),
+                     "cuStreamSynchronize"));
   });
 }
 
 xal_status_t stream_query(xal_bstream_t* stream) {
-  return guarded(stream->device->backend, [&]() -> xal_status_t {
+  return guarded(Entry{stream->device->backend}, __func__, [&]() -> xal_status_t {
     if (xal_status_t s = enter(stream, "cuStreamQuery"); s != XAL_SUCCESS)
       return s;
-    return done(stream,
-                stream->device->backend->driver.cuStreamQuery(stream->stream),
-                "cuStreamQuery");
+    return with_queued_failure(
+        stream, done(stream, stream->device->backend->driver.cuStreamQuery(stream->stream),
+                     "cuStreamQuery"));
   });
 }
 
 xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
                                       void (*fn)(void* user), void* user) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (backend->driver.cuLaunchHostFunc == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
                             "cuda: the driver has no cuLaunchHostFunc");
@@ -142,7 +142,7 @@ xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
 
 xal_status_t stream_has_host_func_runner(xal_bstream_t* stream, std::string* out_missing) {
   xal_backend_s* backend = stream->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (backend->driver.cuLaunchHostFunc == nullptr) {
       *out_missing = "the driver has no cuLaunchHostFunc";
       return XAL_ERROR_NOT_SUPPORTED;

@@ -23,4 +23,15 @@ inline xal_status_t done(xal_bstream_s* stream, CUresult r, const char* call) {
                                                            stream->device);
 }
 
+// `s`, or once it is XAL_SUCCESS (the stream is done) a failure of queued
+// work that the driver's stream cannot carry (backend.h, stream_failures),
+// reported once.
+inline xal_status_t with_queued_failure(xal_bstream_s* stream, xal_status_t s) {
+  if (s != XAL_SUCCESS) return s;
+  xal_backend_s* backend = stream->device->backend;
+  std::string message;
+  const xal_status_t failed = backend->stream_failures.take(stream, &message);
+  return failed == XAL_SUCCESS ? failed : backend->error(failed, "cuda: " + message);
+}
+
 }  // namespace xal::cuda

@@ -1,10 +1,14 @@
-// symbols.h -- every CUDA driver function the backend uses, in one
-// X-macro list: X(KIND, name, version). KIND is REQUIRED (a driver without it
-// makes the backend UNAVAILABLE) or OPTIONAL (the feature is left out).
-// `version` is the CUDA version whose signature we call, as spelt by the
-// typedef PFN_<name>_v<version> of cudaTypedefs.h; it is the cudaVersion
-// handed to cuGetProcAddress, so that the driver returns the matching
-// variant (cuMemAlloc -> cuMemAlloc_v2 and so on).
+// symbols.h -- the one list of every CUDA driver function the backend
+// uses, as an X-macro of entries X(KIND, name, since):
+//   KIND   REQUIRED (a driver without it makes the backend UNAVAILABLE; the
+//          reason names it and the CUDA version needed) or OPTIONAL (the
+//          feature is left out);
+//   since  the CUDA version whose signature we call, in the driver's own
+//          encoding (1000 * major + 10 * minor: 12080 is CUDA 12.8), as
+//          spelt by the typedef PFN_<name>_v<since> of cudaTypedefs.h; it
+//          is the cudaVersion handed to cuGetProcAddress, so that the driver
+//          returns the matching variant (cuMemAlloc -> cuMemAlloc_v2 and so
+//          on), and the first CUDA version that has that variant.
 //
 // The driver refuses (CUDA_ERROR_INVALID_VALUE) a version newer than itself,
 // so a function whose newest variant is newer than the oldest driver we
@@ -12,6 +16,9 @@
 // the same signature to ask for instead (dynamic_symbols.cpp checks the
 // signatures match at compile time).
 #pragma once
+
+#include <cstdint>
+#include <string>
 
 #define XAL_CUDA_SYMBOLS(X)                       \
   X(REQUIRED, cuGetErrorName, 6000)               \
@@ -71,8 +78,18 @@
   X(OPTIONAL, cuLaunchKernel, 4000)               \
   X(OPTIONAL, cuFuncSetAttribute, 9000)
 
-// X(name, version, older): on a driver older than `version`, ask for
-// `older` (same signature, see the typedefs).
+// X(name, since, older): on a driver older than `since`, ask for `older`
+// (same signature, see the typedefs).
 #define XAL_CUDA_SYMBOL_FALLBACKS(X) \
   X(cuEventElapsedTime, 12080, 2000) \
   X(cuStreamWaitValue32, 11070, 8000)
+
+namespace xal::cuda {
+
+// "CUDA 12.8" for 12080.
+inline std::string cuda_version_text(int64_t since) {
+  return "CUDA " + std::to_string(since / 1000) + "." +
+         std::to_string(since % 1000 / 10);
+}
+
+}  // namespace xal::cuda

@@ -5,13 +5,17 @@
 // Xid events: one event set; a test raises an Xid on a card with
 // xalsim_nvml_raise_xid(), delivered to the set when the card's Xid events
 // are registered (XALSIM_NVML_NO_EVENTS=1 refuses registration, as NVML does
-// where a card or container has no events). A wait never blocks.
+// where a card or container has no events). A wait never blocks. Its
+// functions are defined against the backend's declarations
+// (src/nvml_api.h), so that the compiler checks their signatures.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
+
+#include "nvml_api.h"
 
 namespace {
 
@@ -28,19 +32,11 @@ struct Card {
 };
 Card cards[2] = {{0, 1000000}, {1, 2000000}};
 
-// nvmlEventData_t as nvmlEventSetWait_v2 fills it.
-struct EventData {
-  void* device;
-  unsigned long long event_type;
-  unsigned long long event_data;
-  unsigned int gpu_instance_id;
-  unsigned int compute_instance_id;
-};
 struct EventSet {
   std::mutex mutex;
   bool created = false;
   bool registered[2] = {false, false};
-  std::deque<EventData> pending;
+  std::deque<nvmlEventData_t> pending;
 };
 EventSet event_set;
 
@@ -57,9 +53,15 @@ void uuid_of(int index, char* out, size_t size) {
                 bytes[12], bytes[13], bytes[14], bytes[15]);
 }
 
-Card* card(void* device) {
+nvmlDevice_t handle_of(Card& c) { return reinterpret_cast<nvmlDevice_t>(&c); }
+
+bool is_our_set(nvmlEventSet_t set) {
+  return reinterpret_cast<EventSet*>(set) == &event_set;
+}
+
+Card* card(nvmlDevice_t device) {
   for (Card& c : cards) {
-    if (device == &c) return &c;
+    if (device == handle_of(c)) return &c;
   }
   return nullptr;
 }
@@ -72,57 +74,57 @@ XALSIM_NVML_API int nvmlInit_v2(void) { return kSuccess; }
 XALSIM_NVML_API int nvmlShutdown(void) { return kSuccess; }
 
 XALSIM_NVML_API int nvmlDeviceGetHandleByPciBusId_v2(const char* bus,
-                                                     void** out) {
+                                                     nvmlDevice_t* out) {
   if (bus == nullptr || out == nullptr) return kInvalidArgument;
   if (std::strcmp(bus, "0000:11:00.0") != 0) return kNotFound;
-  *out = &cards[1];
+  *out = handle_of(cards[1]);
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetHandleByUUID(const char* uuid, void** out) {
+XALSIM_NVML_API int nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* out) {
   if (uuid == nullptr || out == nullptr) return kInvalidArgument;
   for (Card& c : cards) {
     char text[64];
     uuid_of(c.index, text, sizeof text);
     if (std::strcmp(uuid, text) == 0) {
-      *out = &c;
+      *out = handle_of(c);
       return kSuccess;
     }
   }
   return kNotFound;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetUtilizationRates(void* device,
-                                                  unsigned int* out) {
+XALSIM_NVML_API int nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
+                                                  nvmlUtilization_t* out) {
   if (card(device) == nullptr || out == nullptr) return kInvalidArgument;
-  out[0] = 37;  // gpu
-  out[1] = 12;  // memory
+  out->gpu = 37;
+  out->memory = 12;
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetMemoryInfo(void*, void*) {
+XALSIM_NVML_API int nvmlDeviceGetMemoryInfo(nvmlDevice_t, nvmlMemory_t*) {
   return kNotSupported;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetTemperature(void*, int, unsigned int*) {
+XALSIM_NVML_API int nvmlDeviceGetTemperature(nvmlDevice_t, int, unsigned int*) {
   return kNotSupported;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetPowerUsage(void* device, unsigned int* mw) {
+XALSIM_NVML_API int nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* mw) {
   if (card(device) == nullptr || mw == nullptr) return kInvalidArgument;
   *mw = 123456;
   return kSuccess;
 }
 
 XALSIM_NVML_API int nvmlDeviceGetTotalEnergyConsumption(
-    void* device, unsigned long long* mj) {
+    nvmlDevice_t device, unsigned long long* mj) {
   Card* c = card(device);
   if (c == nullptr || mj == nullptr) return kInvalidArgument;
   *mj = c->energy_mj.fetch_add(5000);  // 5 J between reads
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetClockInfo(void* device, int type,
+XALSIM_NVML_API int nvmlDeviceGetClockInfo(nvmlDevice_t device, int type,
                                            unsigned int* mhz) {
   if (card(device) == nullptr || mhz == nullptr) return kInvalidArgument;
   if (type == 1) *mhz = 1980;       // NVML_CLOCK_SM
@@ -131,30 +133,31 @@ XALSIM_NVML_API int nvmlDeviceGetClockInfo(void* device, int type,
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetTotalEccErrors(void*, int, int,
+XALSIM_NVML_API int nvmlDeviceGetTotalEccErrors(nvmlDevice_t, int, int,
                                                 unsigned long long*) {
   return kNotSupported;
 }
 
-XALSIM_NVML_API int nvmlDeviceGetPcieReplayCounter(void* device,
+XALSIM_NVML_API int nvmlDeviceGetPcieReplayCounter(nvmlDevice_t device,
                                                    unsigned int* count) {
   if (card(device) == nullptr || count == nullptr) return kInvalidArgument;
   *count = 0;
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlEventSetCreate(void** out) {
+XALSIM_NVML_API int nvmlEventSetCreate(nvmlEventSet_t* out) {
   if (out == nullptr) return kInvalidArgument;
   std::lock_guard<std::mutex> lock(event_set.mutex);
   event_set.created = true;
-  *out = &event_set;
+  *out = reinterpret_cast<nvmlEventSet_t>(&event_set);
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlDeviceRegisterEvents(void* device, unsigned long long types,
-                                             void* set) {
+XALSIM_NVML_API int nvmlDeviceRegisterEvents(nvmlDevice_t device,
+                                             unsigned long long types,
+                                             nvmlEventSet_t set) {
   Card* c = card(device);
-  if (c == nullptr || set != &event_set) return kInvalidArgument;
+  if (c == nullptr || !is_our_set(set)) return kInvalidArgument;
   const char* off = std::getenv("XALSIM_NVML_NO_EVENTS");
   if ((off != nullptr && off[0] == '1') || (types & ~kEventXid) != 0) {
     return kNotSupported;
@@ -164,8 +167,9 @@ XALSIM_NVML_API int nvmlDeviceRegisterEvents(void* device, unsigned long long ty
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlEventSetWait_v2(void* set, EventData* out, unsigned int) {
-  if (set != &event_set || out == nullptr) return kInvalidArgument;
+XALSIM_NVML_API int nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* out,
+                                        unsigned int) {
+  if (!is_our_set(set) || out == nullptr) return kInvalidArgument;
   std::lock_guard<std::mutex> lock(event_set.mutex);
   if (event_set.pending.empty()) return kTimeout;
   *out = event_set.pending.front();
@@ -173,8 +177,8 @@ XALSIM_NVML_API int nvmlEventSetWait_v2(void* set, EventData* out, unsigned int)
   return kSuccess;
 }
 
-XALSIM_NVML_API int nvmlEventSetFree(void* set) {
-  if (set != &event_set) return kInvalidArgument;
+XALSIM_NVML_API int nvmlEventSetFree(nvmlEventSet_t set) {
+  if (!is_our_set(set)) return kInvalidArgument;
   std::lock_guard<std::mutex> lock(event_set.mutex);
   event_set.created = false;
   event_set.registered[0] = event_set.registered[1] = false;
@@ -188,6 +192,7 @@ XALSIM_NVML_API int xalsim_nvml_raise_xid(int index, unsigned long long xid) {
   if (index < 0 || index > 1) return 0;
   std::lock_guard<std::mutex> lock(event_set.mutex);
   if (!event_set.created || !event_set.registered[index]) return 0;
-  event_set.pending.push_back({&cards[index], kEventXid, xid, 0xFFFFFFFFu, 0xFFFFFFFFu});
+  event_set.pending.push_back(
+      {handle_of(cards[index]), kEventXid, xid, 0xFFFFFFFFu, 0xFFFFFFFFu});
   return 1;
 }

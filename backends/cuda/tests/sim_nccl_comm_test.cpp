@@ -1,4 +1,4 @@
-// What only the NCCL path of the CUDA plugin (nccl.cpp) does, through its
+// What only the NCCL path of the CUDA plugin (comm.cpp) does, through its
 // table on the simulated driver and the simulated NCCL (SIMULATION ONLY:
 // XAL_CUDA_NCCL names backends/cuda/testing's libxalsim-nccl.so): the note,
 // NCCL's errors with their code and detail, the hint when NCCL cannot
@@ -155,6 +155,55 @@ TEST_F(CudaNcclComm, GroupEndWithoutStartIsNcclsInvalidUsage) {
   EXPECT_EQ(last_error().vendor_name, "ncclInvalidUsage");
   EXPECT_NE(last_error().message.find("ncclGroupEnd without ncclGroupStart"), std::string::npos)
       << last_error().message;
+}
+
+// ncclSend/ncclRecv through the table (the libxal cases are in
+// sim_nccl_p2p_test.cpp). A group that holds both ranks of a pair must
+// pair their messages: the simulated NCCL fails ncclGroupEnd, rather than
+// hang as the real one would, and queues nothing.
+TEST_F(CudaNcclComm, GroupOfSendsWithoutReceivesFailsAtItsEnd) {
+  xal_devptr_t a = alloc(dev0_, 64);
+  xal_devptr_t b = alloc(dev1_, 64);
+  ASSERT_EQ(table_->group_start(backend_), XAL_SUCCESS);
+  ASSERT_EQ(table_->comm_send(comms_[0], a, 4, XAL_DTYPE_F32, 1, stream0_), XAL_SUCCESS);
+  ASSERT_EQ(table_->comm_send(comms_[1], b, 4, XAL_DTYPE_F32, 0, stream1_), XAL_SUCCESS);
+  EXPECT_EQ(table_->group_end(backend_), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().vendor_name, "ncclInvalidUsage");
+  EXPECT_NE(last_error().message.find("rank 0 posted 1 ncclSend to rank 1, which posted 0 "
+                                      "ncclRecv from it"),
+            std::string::npos)
+      << last_error().message;
+  EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  EXPECT_EQ(table_->stream_synchronize(stream1_), XAL_SUCCESS);
+  table_->mem_free(dev0_, a);
+  table_->mem_free(dev1_, b);
+}
+
+// A send whose receive never comes, queued on its own: the simulated NCCL
+// gives up after XALSIM_NCCL_P2P_TIMEOUT_MS (the real one would wait for
+// ever) and reports it as the rank's asynchronous error.
+TEST_F(CudaNcclComm, SendWithoutReceiveIsAnAsynchronousError) {
+  xal_devptr_t a = alloc(dev0_, 64);
+  const ScopedEnv timeout("XALSIM_NCCL_P2P_TIMEOUT_MS", "200");
+  ASSERT_EQ(table_->comm_send(comms_[0], a, 4, XAL_DTYPE_F32, 1, stream0_), XAL_SUCCESS);
+  {
+    const Watchdog watchdog("a send without its receive", std::chrono::seconds(30));
+    EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
+  }
+  EXPECT_EQ(async_error(0), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(async_error(1), XAL_SUCCESS);
+  table_->mem_free(dev0_, a);
+}
+
+// A peer outside the communicator is refused before NCCL is called.
+TEST_F(CudaNcclComm, SendToAPeerOutOfRangeIsRefused) {
+  xal_devptr_t a = alloc(dev0_, 64);
+  EXPECT_EQ(table_->comm_recv(comms_[0], a, 4, XAL_DTYPE_F32, 2, stream0_),
+            XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(last_error().message.find("ncclRecv: peer 2 is out of range (2 ranks)"),
+            std::string::npos)
+      << last_error().message;
+  table_->mem_free(dev0_, a);
 }
 
 }  // namespace

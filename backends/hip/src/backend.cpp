@@ -57,7 +57,7 @@ void find_smi_devices(xal_backend_s& backend, const xal_backend_services_t* serv
 
 xal_status_t init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend) {
-  return guarded("hip init", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip init", [&]() -> xal_status_t {
     if (args == nullptr || out_backend == nullptr) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "hip init: null argument");
@@ -108,7 +108,7 @@ xal_status_t init(const xal_backend_init_args_t* args,
 }
 
 xal_status_t shutdown(xal_backend_t* backend) {
-  return guarded("hip shutdown", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip shutdown", [&]() -> xal_status_t {
     std::unique_ptr<xal_backend_s> owned(backend);
     if (owned == nullptr) return XAL_SUCCESS;
     // Release what the core did not: streams, events and modules still
@@ -144,7 +144,7 @@ xal_status_t shutdown(xal_backend_t* backend) {
 
 xal_status_t describe(xal_backend_t* backend,
                               xal_backend_describe_t* out) {
-  return guarded("hip describe", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip describe", [&]() -> xal_status_t {
     common::copy_string(out->name, "hip");
     const int v = backend->runtime_version;
     common::copy_string(out->driver_version,

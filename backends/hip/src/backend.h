@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "dynamic_symbols.h"
-#include "rccl.h"
+#include "rccl_loader.h"
 #include "metrics.h"
 #include "xal/xal_backend.h"
 #include "xalsupport/device_objects.h"
 #include "xalsupport/ipc_owners.h"
+#include "xalsupport/message_pairs.h"
 #include "xalsupport/sticky_error.h"
 
 struct xal_bstream_s;
@@ -34,6 +35,9 @@ struct xal_backend_s {
   int runtime_version = 0;
   std::mutex peer_mutex;
   std::set<std::pair<int, int>> peers_enabled;  // (from, to) ordinals
+  // Failures of queued work the runtime's streams cannot carry (a send and
+  // receive that disagree, comm.cpp), for the streams' next synchronize.
+  xal::support::StreamFailures stream_failures;
 
   const xal::hip::HipApi& api() const { return library.api(); }
 };

@@ -102,7 +102,7 @@ xal_status_t staging_queued(xal_bcomm_s* comm, hipStream_t stream) {
 xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
                          const xal_bcomm_options_t* /*options*/,
                          xal_bcomm_t** out_comms) {
-  return guarded("hip comm_create", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip comm_create", [&]() -> xal_status_t {
     if (devices == nullptr || n == 0 || out_comms == nullptr) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "comm_create: no devices");
@@ -120,6 +120,7 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
         s != XAL_SUCCESS) {
       return s;
     }
+    auto pairs = std::make_shared<support::MessagePairs>();
     std::lock_guard lock(registry().mutex);
     for (uint32_t i = 0; i < n; ++i) {
       auto comm = std::make_unique<xal_bcomm_s>();
@@ -128,6 +129,7 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
       comm->rank = i;
       comm->size = n;
       comm->rccl = &rccl;
+      comm->pairs = pairs;
       out_comms[i] = comm.get();
       registry().comms.emplace(comm.get(), std::move(comm));
     }
@@ -138,7 +140,7 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
 // Releases the communicator whatever ncclCommDestroy says: the core drops
 // its handle after comm_destroy in any case (it never retries one).
 xal_status_t comm_destroy(xal_bcomm_t* comm) {
-  return guarded("hip comm_destroy", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip comm_destroy", [&]() -> xal_status_t {
     std::unique_ptr<xal_bcomm_s> owned;
     {
       std::lock_guard lock(registry().mutex);
@@ -162,7 +164,7 @@ xal_status_t comm_destroy(xal_bcomm_t* comm) {
 }
 
 xal_status_t comm_abort(xal_bcomm_t* comm) {
-  return guarded("hip comm_abort", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip comm_abort", [&]() -> xal_status_t {
     if (comm == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
     if (comm->aborted.exchange(true)) return XAL_SUCCESS;
     return rccl_check(comm->rccl, comm->rccl->ncclCommAbort(comm->handle),
@@ -171,7 +173,7 @@ xal_status_t comm_abort(xal_bcomm_t* comm) {
 }
 
 xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
-  return guarded("hip comm_get_async_error", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip comm_get_async_error", [&]() -> xal_status_t {
     if (comm == nullptr || out_error == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
     if (comm->aborted) {
       *out_error = XAL_ERROR_ABORTED;
@@ -191,7 +193,7 @@ xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
 }
 
 xal_status_t group_start(xal_backend_t* backend) {
-  return guarded("hip group_start", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip group_start", [&]() -> xal_status_t {
     if (!backend->rccl.available()) return not_supported();
     const xal_status_t s =
         rccl_check(&backend->rccl, backend->rccl.ncclGroupStart(), "ncclGroupStart");
@@ -201,7 +203,7 @@ xal_status_t group_start(xal_backend_t* backend) {
 }
 
 xal_status_t group_end(xal_backend_t* backend) {
-  return guarded("hip group_end", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip group_end", [&]() -> xal_status_t {
     if (!backend->rccl.available()) return not_supported();
     xal_status_t s = rccl_check(&backend->rccl, backend->rccl.ncclGroupEnd(), "ncclGroupEnd");
     if (t_group_depth > 0 && --t_group_depth == 0) {
@@ -220,7 +222,7 @@ xal_status_t group_end(xal_backend_t* backend) {
 xal_status_t allreduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                        size_t count, xal_dtype_t dtype, xal_op_t op,
                        xal_bstream_t* stream) {
-  return guarded("hip allreduce", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip allreduce", [&]() -> xal_status_t {
     int type = 0;
     if (xal_status_t s = prepare(comm, stream, dtype, &type, op); s != XAL_SUCCESS) {
       return s;
@@ -236,7 +238,7 @@ xal_status_t allreduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
 xal_status_t broadcast(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                        size_t count, xal_dtype_t dtype, uint32_t root,
                        xal_bstream_t* stream) {
-  return guarded("hip broadcast", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip broadcast", [&]() -> xal_status_t {
     int type = 0;
     if (xal_status_t s = prepare(comm, stream, dtype, &type, kNoOp, root);
         s != XAL_SUCCESS) {
@@ -253,7 +255,7 @@ xal_status_t broadcast(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
 xal_status_t reduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                     size_t count, xal_dtype_t dtype, xal_op_t op, uint32_t root,
                     xal_bstream_t* stream) {
-  return guarded("hip reduce", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip reduce", [&]() -> xal_status_t {
     int type = 0;
     if (xal_status_t s = prepare(comm, stream, dtype, &type, op, root); s != XAL_SUCCESS) {
       return s;
@@ -269,7 +271,7 @@ xal_status_t reduce(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
 xal_status_t allgather(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                        size_t send_count, xal_dtype_t dtype,
                        xal_bstream_t* stream) {
-  return guarded("hip allgather", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip allgather", [&]() -> xal_status_t {
     int type = 0;
     if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
       return s;
@@ -286,7 +288,7 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
                             xal_devptr_t recv, size_t recv_count,
                             xal_dtype_t dtype, xal_op_t op,
                             xal_bstream_t* stream) {
-  return guarded("hip reduce_scatter", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip reduce_scatter", [&]() -> xal_status_t {
     int type = 0;
     if (xal_status_t s = prepare(comm, stream, dtype, &type, op); s != XAL_SUCCESS) {
       return s;
@@ -301,7 +303,7 @@ xal_status_t reduce_scatter(xal_bcomm_t* comm, xal_devptr_t send,
 
 xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
                       size_t count, xal_dtype_t dtype, xal_bstream_t* stream) {
-  return guarded("hip alltoall", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip alltoall", [&]() -> xal_status_t {
     int type = 0;
     if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) {
       return s;
@@ -340,6 +342,57 @@ xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv,
       if (end == XAL_SUCCESS) end = s;
     }
     return first != XAL_SUCCESS ? first : end;
+  });
+}
+
+namespace {
+
+// One send or receive: RCCL's, on the caller's stream, with the checks of
+// the collectives. The k-th send of a rank to `peer` pairs with the k-th
+// receive of `peer` from it; RCCL leaves a pair that disagrees on count or
+// dtype undefined, so the pair is checked here when its second half is
+// queued (rccl_comm.h, pairs): both ranks' streams then fail their next
+// synchronize with COLLECTIVE_MISMATCH. RCCL is still called as asked (its
+// ncclSend or ncclRecv may already be queued on the peer).
+xal_status_t point_to_point(xal_bcomm_s* comm, bool send, xal_devptr_t buffer, size_t count,
+                            xal_dtype_t dtype, uint32_t peer, xal_bstream_s* stream) {
+  const char* name = send ? "ncclSend" : "ncclRecv";
+  int type = 0;
+  if (xal_status_t s = prepare(comm, stream, dtype, &type); s != XAL_SUCCESS) return s;
+  if (peer >= comm->size) {
+    return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
+                  std::string(name) + ": peer " + std::to_string(peer) + " is out of range (" +
+                      std::to_string(comm->size) + " ranks)");
+  }
+  Rccl* rccl = comm->rccl;
+  const int to = static_cast<int>(peer);
+  const ncclResult_t r =
+      send ? rccl->ncclSend(ptr(buffer), count, type, to, comm->handle, stream->handle)
+           : rccl->ncclRecv(ptr(buffer), count, type, to, comm->handle, stream->handle);
+  if (xal_status_t s = rccl_check(rccl, r, name); s != XAL_SUCCESS) return s;
+  const auto mismatch = comm->pairs->post(send, comm->rank, peer, {count, dtype, stream});
+  if (mismatch) {
+    const std::string why = "ncclSend/ncclRecv: " + mismatch->why;
+    support::StreamFailures& failures = comm->device->backend->stream_failures;
+    failures.note(mismatch->send_stream, XAL_ERROR_COLLECTIVE_MISMATCH, why);
+    failures.note(mismatch->recv_stream, XAL_ERROR_COLLECTIVE_MISMATCH, why);
+  }
+  return XAL_SUCCESS;
+}
+
+}  // namespace
+
+xal_status_t comm_send(xal_bcomm_t* comm, xal_devptr_t send, size_t count, xal_dtype_t dtype,
+                       uint32_t peer, xal_bstream_t* stream) {
+  return guarded(Entry{}, "hip comm_send", [&]() -> xal_status_t {
+    return point_to_point(comm, true, send, count, dtype, peer, stream);
+  });
+}
+
+xal_status_t comm_recv(xal_bcomm_t* comm, xal_devptr_t recv, size_t count, xal_dtype_t dtype,
+                       uint32_t peer, xal_bstream_t* stream) {
+  return guarded(Entry{}, "hip comm_recv", [&]() -> xal_status_t {
+    return point_to_point(comm, false, recv, count, dtype, peer, stream);
   });
 }
 

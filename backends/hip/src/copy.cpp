@@ -2,6 +2,7 @@
 // memory of an exporter that has ended is refused (xalsupport/ipc_owners.h).
 #include "entries.h"
 #include "errors.h"
+#include "xalsupport/copy_entries.h"
 
 namespace xal::hip {
 namespace {
@@ -17,9 +18,7 @@ xal_status_t enter_stream(xal_bstream_s* stream) {
 // Refuses IPC memory whose exporter has ended (xalsupport/ipc_owners.h).
 xal_status_t owner_check(const xal_bdevice_s* device, xal_devptr_t ptr,
                          size_t bytes, const char* what) {
-  const std::string ended = device->ipc_owners.ended(ptr, bytes, what);
-  if (ended.empty()) return XAL_SUCCESS;
-  return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, ended);
+  return support::check_ipc_owner(device->ipc_owners, ptr, bytes, what);
 }
 
 // Enables peer access from `from` to `to` once per pair, where supported.
@@ -43,7 +42,7 @@ void enable_peer_access(xal_backend_s* backend, int from, int to) {
 
 xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
                          const void* src, size_t bytes) {
-  return guarded("hip memcpy_htod", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip memcpy_htod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (xal_status_t s = owner_check(stream->device, dst, bytes, "memcpy_htod");
         s != XAL_SUCCESS) {
@@ -60,7 +59,7 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
 
 xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
                          size_t bytes) {
-  return guarded("hip memcpy_dtoh", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip memcpy_dtoh", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (xal_status_t s = owner_check(stream->device, src, bytes, "memcpy_dtoh");
         s != XAL_SUCCESS) {
@@ -76,7 +75,7 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src,
 
 xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
                          xal_devptr_t src, size_t bytes) {
-  return guarded("hip memcpy_dtod", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip memcpy_dtod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     for (xal_devptr_t ptr : {dst, src}) {
       if (xal_status_t s = owner_check(stream->device, ptr, bytes, "memcpy_dtod");
@@ -95,18 +94,11 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
 xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                          xal_devptr_t dst, xal_bdevice_t* src_device,
                          xal_devptr_t src, size_t bytes) {
-  return guarded("hip memcpy_peer", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip memcpy_peer", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
-    if (stream->device != dst_device && stream->device != src_device) {
-      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
-                    "memcpy_peer: the stream belongs to neither device");
-    }
-    if (xal_status_t s = sticky_check(dst_device); s != XAL_SUCCESS) return s;
-    if (xal_status_t s = sticky_check(src_device); s != XAL_SUCCESS) return s;
-    if (xal_status_t s = owner_check(dst_device, dst, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
-      return s;
-    }
-    if (xal_status_t s = owner_check(src_device, src, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
+    if (xal_status_t s = support::check_peer_copy({sticky_check, owner_check}, stream->device,
+                                                  dst_device, dst, src_device, src, bytes);
+        s != XAL_SUCCESS) {
       return s;
     }
     xal_backend_s* backend = stream->device->backend;
@@ -134,7 +126,7 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
 
 xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                        size_t bytes) {
-  return guarded("hip memset", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip memset", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (xal_status_t s = owner_check(stream->device, dst, bytes, "memset"); s != XAL_SUCCESS) {
       return s;

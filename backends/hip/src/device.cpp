@@ -36,7 +36,7 @@ std::string pci_bus_id(xal_bdevice_s* device) {
 }
 
 xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count) {
-  return guarded("hip device_count", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip device_count", [&]() -> xal_status_t {
     *out_count = static_cast<uint32_t>(backend->devices.size());
     return XAL_SUCCESS;
   });
@@ -44,7 +44,7 @@ xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count) {
 
 xal_status_t device_get(xal_backend_t* backend, uint32_t index,
                         xal_bdevice_t** out_device) {
-  return guarded("hip device_get", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip device_get", [&]() -> xal_status_t {
     if (index >= backend->devices.size()) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "HIP device index " + std::to_string(index) +
@@ -57,7 +57,7 @@ xal_status_t device_get(xal_backend_t* backend, uint32_t index,
 
 xal_status_t device_get_properties(xal_bdevice_t* device,
                                    xal_device_properties_t* out) {
-  return guarded("hip device_get_properties", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip device_get_properties", [&]() -> xal_status_t {
     xal_backend_s* backend = device->backend;
     const HipApi& api = backend->api();
     char name[256] = {};

@@ -6,7 +6,7 @@
 namespace xal::hip {
 
 xal_status_t device_synchronize(xal_bdevice_t* device) {
-  return guarded("hip device_synchronize", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip device_synchronize", [&]() -> xal_status_t {
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
     return check(device, device->backend->api().hipDeviceSynchronize(),
                  "hipDeviceSynchronize");
@@ -14,7 +14,7 @@ xal_status_t device_synchronize(xal_bdevice_t* device) {
 }
 
 xal_status_t device_reset(xal_bdevice_t* device) {
-  return guarded("hip device_reset", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip device_reset", [&]() -> xal_status_t {
     const HipApi& api = device->backend->api();
     if (xal_status_t s = check(device, select_device(api, device->ordinal),
                                "hipSetDevice");
@@ -42,7 +42,7 @@ xal_status_t device_reset(xal_bdevice_t* device) {
 
 xal_status_t device_get_health(xal_bdevice_t* device,
                                xal_device_health_t* out) {
-  return guarded("hip device_get_health", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip device_get_health", [&]() -> xal_status_t {
     std::lock_guard lock(device->mutex);
     device->sticky.describe(out);
     return XAL_SUCCESS;
@@ -51,7 +51,7 @@ xal_status_t device_get_health(xal_bdevice_t* device,
 
 xal_status_t device_get_metrics(xal_bdevice_t* device,
                                 xal_device_metrics_t* out) {
-  return guarded("hip device_get_metrics", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip device_get_metrics", [&]() -> xal_status_t {
     xal_device_health_t health{};
     health.struct_size = sizeof health;
     device_get_health(device, &health);

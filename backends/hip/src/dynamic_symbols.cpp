@@ -4,6 +4,8 @@
 
 #include <link.h>
 
+#include "xalsupport/symbol_table.h"
+
 namespace xal::hip {
 namespace {
 
@@ -64,19 +66,15 @@ bool HipLibrary::load_first(const std::vector<std::string>& candidates,
     return false;
   }
 
-#define XAL_HIP_SYMBOL(req, name, ret, params)                              \
-  {                                                                         \
-    dlerror();                                                              \
-    void* symbol = dlsym(handle_, #name);                                   \
-    if (symbol == nullptr && std::string(#req) == "REQUIRED") {             \
-      *error = "the HIP runtime " + path_ + " lacks the required function " \
-               #name " (too old or not a HIP runtime)";                     \
-      return false;                                                         \
-    }                                                                       \
-    api_.name = reinterpret_cast<ret(*) params>(symbol);                    \
+  support::SymbolResolver resolver(support::dlsym_lookup(handle_));
+#define XAL_HIP_RESOLVE(kind, name, since) \
+  resolver.resolve(support::SymbolKind::kind, #name, since, api_.name);
+  XAL_HIP_SYMBOLS(XAL_HIP_RESOLVE)
+#undef XAL_HIP_RESOLVE
+  if (!resolver.complete()) {
+    *error = resolver.reason("the HIP runtime " + path_, hip_version_text);
+    return false;
   }
-#include "symbols.h"
-#undef XAL_HIP_SYMBOL
 
   void* marker = dlsym(handle_, kSimulatedMarker);
   if (marker != nullptr) {

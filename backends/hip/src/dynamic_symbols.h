@@ -4,16 +4,16 @@
 #include <string>
 #include <vector>
 
-#include "hip_api.h"
+#include "symbols.h"
 
 namespace xal::hip {
 
 // Function pointers of the loaded runtime, one per entry of symbols.h.
 // Optional entries the runtime lacks stay nullptr.
 struct HipApi {
-#define XAL_HIP_SYMBOL(req, name, ret, params) ret(*name) params = nullptr;
-#include "symbols.h"
-#undef XAL_HIP_SYMBOL
+#define XAL_HIP_FIELD(kind, name, since) decltype(&::name) name = nullptr;
+  XAL_HIP_SYMBOLS(XAL_HIP_FIELD)
+#undef XAL_HIP_FIELD
 };
 
 // A loaded runtime library. Owns the dlopen handle (closed on destruction).
@@ -27,7 +27,9 @@ class HipLibrary {
   // Opens `explicit_path` if not empty, else the first of
   // candidate_sonames() that loads, and resolves every symbol. Returns false
   // with `error` set to the reason: each path tried with its dlerror text,
-  // or the first REQUIRED function missing. Not thread-safe; call once.
+  // or, for the first REQUIRED function missing, "the HIP runtime <path> is
+  // too old: missing hipXxx (HIP 4.0 or newer needed)". Not thread-safe;
+  // call once.
   bool load(const std::string& explicit_path, std::string* error);
 
   // Opens the first of `candidates` that loads (each tried in turn) and

@@ -1,6 +1,7 @@
 #include "errors.h"
 
 #include "status_map.h"
+#include "xalsupport/device_checks.h"
 
 namespace xal::hip {
 
@@ -38,10 +39,7 @@ hipError_t select_device(const HipApi& api, int ordinal) {
 }
 
 xal_status_t sticky_check(xal_bdevice_s* device) {
-  std::lock_guard lock(device->mutex);
-  if (device->sticky.healthy()) return XAL_SUCCESS;
-  return device->sticky.report_again("HIP device " +
-                                     std::to_string(device->ordinal));
+  return support::check_sticky(*device, "HIP device", device->ordinal);
 }
 
 xal_status_t enter(xal_bdevice_s* device) {
@@ -54,14 +52,10 @@ xal_status_t enter(xal_bdevice_s* device) {
 
 xal_status_t enter(xal_bdevice_s* device, uint64_t generation,
                    const char* what) {
-  {
-    std::lock_guard lock(device->mutex);
-    if (generation != device->generation) {
-      return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
-                    std::string(what) +
-                        " was invalidated by a reset of HIP device " +
-                        std::to_string(device->ordinal));
-    }
+  if (xal_status_t s = support::check_generation(*device, generation, what, "HIP device",
+                                                 device->ordinal);
+      s != XAL_SUCCESS) {
+    return s;
   }
   return enter(device);
 }

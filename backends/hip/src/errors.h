@@ -40,13 +40,14 @@ class EntryScope {
   EntryScope& operator=(const EntryScope&) = delete;
 };
 
-// The entries' exception barrier (backends/support's guarded), giving the
-// thread's device back (DeviceRestore).
-template <typename Body>
-xal_status_t guarded(const char* operation, Body&& body) noexcept {
-  const EntryScope scope;
-  return support::guarded(operation, body);
-}
+// The HIP entry context for the shared exception barrier
+// (support::guarded(Entry{}, operation, body)): reports "<operation>:
+// <cause>" through the plugin's services (support::ReportedEntry) and, for
+// the whole call, gives the thread's device back (EntryScope). Thread-safe.
+struct Entry : support::ReportedEntry {
+  EntryScope scope;
+};
+using support::guarded;
 
 // hipSetDevice(ordinal) on the calling thread, remembering the device it
 // replaces for the outermost entry to set again. Thread-safe.

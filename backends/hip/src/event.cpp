@@ -14,7 +14,7 @@ xal_status_t enter_event(xal_bevent_s* event) {
 
 xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
                           xal_bevent_t** out_event) {
-  return guarded("hip event_create", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip event_create", [&]() -> xal_status_t {
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
     auto event = std::make_unique<xal_bevent_s>();
     event->device = device;
@@ -36,7 +36,7 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags,
 }
 
 xal_status_t event_destroy(xal_bevent_t* event) {
-  return guarded("hip event_destroy", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip event_destroy", [&]() -> xal_status_t {
     xal_bdevice_s* device = event->device;
     return release_object(
         device, device->events, event, "HIP event",
@@ -54,7 +54,7 @@ xal_status_t event_destroy(xal_bevent_t* event) {
 }
 
 xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
-  return guarded("hip event_record", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip event_record", [&]() -> xal_status_t {
     if (event->device != stream->device) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "event_record: the stream belongs to another device");
@@ -74,7 +74,7 @@ xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
 }
 
 xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
-  return guarded("hip stream_wait_event", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip stream_wait_event", [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event); s != XAL_SUCCESS) return s;
     if (xal_status_t s = enter(stream->device, stream->generation, "the stream");
         s != XAL_SUCCESS) {
@@ -88,7 +88,7 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
 }
 
 xal_status_t event_synchronize(xal_bevent_t* event) {
-  return guarded("hip event_synchronize", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip event_synchronize", [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event); s != XAL_SUCCESS) return s;
     return check(event->device,
                  event->device->backend->api().hipEventSynchronize(event->handle),
@@ -97,7 +97,7 @@ xal_status_t event_synchronize(xal_bevent_t* event) {
 }
 
 xal_status_t event_query(xal_bevent_t* event) {
-  return guarded("hip event_query", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip event_query", [&]() -> xal_status_t {
     if (xal_status_t s = enter_event(event); s != XAL_SUCCESS) return s;
     return check(event->device,
                  event->device->backend->api().hipEventQuery(event->handle),
@@ -107,7 +107,7 @@ xal_status_t event_query(xal_bevent_t* event) {
 
 xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
                               float* out_ms) {
-  return guarded("hip event_elapsed_ms", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip event_elapsed_ms", [&]() -> xal_status_t {
     if (!start->timing || !end->timing) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "event_elapsed_ms: an event was created with "

@@ -9,6 +9,7 @@
 #include "xal_common/strings.hpp"
 #include "errors.h"
 #include "status_map.h"
+#include "xalsupport/interop_entries.h"
 
 namespace xal::hip {
 namespace {
@@ -34,8 +35,7 @@ xal_status_t refuse(xal_bdevice_s* device, hipError_t code, const std::string& m
 }
 
 xal_status_t lacks(const char* function) {
-  return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
-                std::string("the HIP runtime lacks ") + function);
+  return support::report_lacks("the HIP runtime", function);
 }
 
 // Whether attributes name device memory. HIP 6 renumbered hipMemoryType
@@ -57,7 +57,7 @@ unsigned int ipc_open_flags(const xal_backend_s& backend) {
 
 xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
                         uint32_t flags, xal_devptr_t* out_ptr) {
-  return guarded("hip mem_import", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip mem_import", [&]() -> xal_status_t {
     const HipApi& api = device->backend->api();
     if ((flags & XAL_MEM_IMPORT_HOST) != 0) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
@@ -87,15 +87,8 @@ xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
     if (hipError_t r = api.hipMemGetAddressRange(&base, &size, pointer); r != hipSuccess) {
       return refuse(device, r, what + " is not inside a HIP allocation");
     }
-    const auto start = reinterpret_cast<uint64_t>(base);
-    if (native - start > size || bytes > size - (native - start)) {
-      return refuse(device, hipSuccess,
-                    what + " + " + std::to_string(bytes) + " bytes runs past its allocation [" +
-                        hex(start) + ", +" + std::to_string(size) + ")");
-    }
-    // Nothing to record: xal owns nothing of it, and the core keeps the range.
-    *out_ptr = native;
-    return XAL_SUCCESS;
+    return support::accept_import(native, bytes, reinterpret_cast<uint64_t>(base), size, what,
+                                  out_ptr);
   });
 }
 
@@ -105,7 +98,7 @@ xal_status_t mem_import_release(xal_bdevice_t*, xal_devptr_t) {
 
 xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t /*flags*/,
                            xal_bstream_t** out_stream) {
-  return guarded("hip stream_import", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip stream_import", [&]() -> xal_status_t {
     const HipApi& api = device->backend->api();
     if (api.hipStreamGetFlags == nullptr) return lacks("hipStreamGetFlags");
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
@@ -139,7 +132,7 @@ xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t /*fl
 
 xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t /*bytes*/,
                          uint8_t* out_vendor) {
-  return guarded("hip mem_ipc_get", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip mem_ipc_get", [&]() -> xal_status_t {
     const HipApi& api = device->backend->api();
     if (api.hipIpcGetMemHandle == nullptr) return lacks("hipIpcGetMemHandle");
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
@@ -157,7 +150,7 @@ xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t /*bytes
 
 xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t bytes,
                           int32_t owner_pid, xal_devptr_t* out_ptr) {
-  return guarded("hip mem_ipc_open", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip mem_ipc_open", [&]() -> xal_status_t {
     const HipApi& api = device->backend->api();
     if (api.hipIpcOpenMemHandle == nullptr || api.hipIpcCloseMemHandle == nullptr) {
       return lacks("hipIpcOpenMemHandle");
@@ -176,11 +169,12 @@ xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t b
     hipDeviceptr_t base = nullptr;
     size_t size = 0;
     if (api.hipMemGetAddressRange != nullptr &&
-        api.hipMemGetAddressRange(&base, &size, pointer) == hipSuccess && size < bytes) {
-      (void)api.hipIpcCloseMemHandle(pointer);
-      return refuse(device, hipSuccess,
-                    "mem_ipc_open: the handle names " + std::to_string(bytes) +
-                        " bytes, the HIP runtime mapped " + std::to_string(size));
+        api.hipMemGetAddressRange(&base, &size, pointer) == hipSuccess) {
+      if (xal_status_t s = support::check_ipc_mapping(bytes, size, "the HIP runtime");
+          s != XAL_SUCCESS) {
+        (void)api.hipIpcCloseMemHandle(pointer);
+        return s;
+      }
     }
     const auto address = reinterpret_cast<xal_devptr_t>(pointer);
     device->ipc_owners.add(address, bytes, owner_pid);
@@ -192,7 +186,7 @@ xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t b
 }
 
 xal_status_t mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr) {
-  return guarded("hip mem_ipc_close", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip mem_ipc_close", [&]() -> xal_status_t {
     {
       std::lock_guard lock(device->mutex);
       auto found = device->ipc_mappings.find(ptr);

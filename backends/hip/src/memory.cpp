@@ -15,7 +15,7 @@ xal_status_t enter_any(xal_backend_t* backend) {
 
 xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
                        xal_devptr_t* out_ptr) {
-  return guarded("hip mem_alloc", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip mem_alloc", [&]() -> xal_status_t {
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
     void* pointer = nullptr;
     if (xal_status_t s = check(device,
@@ -36,7 +36,7 @@ xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes,
 // runtime hands out again is not confused with it) and goes back when
 // hipFree fails, as the core keeps its own record for a retry.
 xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
-  return guarded("hip mem_free", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip mem_free", [&]() -> xal_status_t {
     decltype(device->allocations)::node_type record;
     {
       std::lock_guard lock(device->mutex);
@@ -68,7 +68,7 @@ xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
 
 xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
                           uint64_t* out_total) {
-  return guarded("hip mem_get_info", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip mem_get_info", [&]() -> xal_status_t {
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
     size_t free_bytes = 0, total_bytes = 0;
     if (xal_status_t s = check(
@@ -85,7 +85,7 @@ xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
 
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
                         void** out_ptr) {
-  return guarded("hip host_alloc", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip host_alloc", [&]() -> xal_status_t {
     const HipApi& api = backend->api();
     if (api.hipHostMalloc == nullptr || api.hipHostFree == nullptr) {
       return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
@@ -102,7 +102,7 @@ xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags,
 }
 
 xal_status_t host_free(xal_backend_t* backend, void* ptr) {
-  return guarded("hip host_free", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip host_free", [&]() -> xal_status_t {
     if (backend->api().hipHostFree == nullptr) {
       return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
                     "the HIP runtime lacks hipHostFree");
@@ -112,7 +112,7 @@ xal_status_t host_free(xal_backend_t* backend, void* ptr) {
 }
 
 xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes) {
-  return guarded("hip host_register", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip host_register", [&]() -> xal_status_t {
     if (backend->api().hipHostRegister == nullptr) {
       return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
                     "the HIP runtime lacks hipHostRegister");
@@ -126,7 +126,7 @@ xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes) {
 }
 
 xal_status_t host_unregister(xal_backend_t* backend, void* ptr) {
-  return guarded("hip host_unregister", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip host_unregister", [&]() -> xal_status_t {
     if (backend->api().hipHostUnregister == nullptr) {
       return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
                     "the HIP runtime lacks hipHostUnregister");

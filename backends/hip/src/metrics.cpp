@@ -5,11 +5,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "xalsupport/symbol_table.h"
 
 namespace xal::hip {
 
@@ -24,11 +25,13 @@ bool RocmSmi::load(const std::string& path, std::string* reason) {
   const char* names[] = {"librocm_smi64.so.7", "librocm_smi64.so.6",
                          "librocm_smi64.so.5", "librocm_smi64.so.1"};
   void* handle = nullptr;
+  std::string opened = path;
   if (!path.empty()) {
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   } else {
     for (const char* name : names) {
       handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      opened = name;
       if (handle != nullptr) break;
     }
   }
@@ -36,14 +39,18 @@ bool RocmSmi::load(const std::string& path, std::string* reason) {
     *reason = "rocm-smi not found (librocm_smi64.so)";
     return false;
   }
-  bool required_missing = false;
-#define XAL_ROCM_SMI_RESOLVE(kind, name, ret, params)                  \
-  name##_ = reinterpret_cast<ret(*) params>(dlsym(handle, #name));     \
-  if (std::string_view(#kind) == "REQUIRED" && name##_ == nullptr) required_missing = true;
+  support::SymbolResolver resolver(support::dlsym_lookup(handle));
+#define XAL_ROCM_SMI_RESOLVE(kind, name, since) \
+  resolver.resolve(support::SymbolKind::kind, #name, since, name##_);
   XAL_ROCM_SMI_SYMBOLS(XAL_ROCM_SMI_RESOLVE)
 #undef XAL_ROCM_SMI_RESOLVE
-  if (required_missing || rsmi_init_(0) != 0) {
-    *reason = "rocm-smi present but rsmi_init failed or symbols missing";
+  if (!resolver.complete()) {
+    *reason = resolver.reason("rocm-smi " + opened, rocm_smi_version_text);
+    dlclose(handle);
+    return false;
+  }
+  if (const rsmi_status_t status = rsmi_init_(0); status != 0) {
+    *reason = "rocm-smi present but rsmi_init failed (" + std::to_string(status) + ")";
     dlclose(handle);
     return false;
   }

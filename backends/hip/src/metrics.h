@@ -1,28 +1,14 @@
-// rocm-smi (librocm_smi64), loaded with dlopen when present, for sensors.
-// Its headers are not packaged for Debian; the few functions used are
-// declared here (XAL_ROCM_SMI_SYMBOLS) from the library's documented C ABI.
+// rocm-smi (librocm_smi64), loaded with dlopen when present, for sensors:
+// the functions of rocm_smi_symbols.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "rocm_smi_symbols.h"
 #include "xal/xal.h"
 
 namespace xal::hip {
-
-// The rocm-smi functions used, in the form of every vendor symbol list:
-// X(KIND, name, return, parameters). KIND is REQUIRED (without it rocm-smi
-// is not used) or OPTIONAL (that sensor is left out).
-#define XAL_ROCM_SMI_SYMBOLS(X)                                                  \
-  X(REQUIRED, rsmi_init, int, (uint64_t))                                        \
-  X(OPTIONAL, rsmi_shut_down, int, ())                                           \
-  X(REQUIRED, rsmi_num_monitor_devices, int, (uint32_t*))                        \
-  X(REQUIRED, rsmi_dev_pci_id_get, int, (uint32_t, uint64_t*))                   \
-  X(OPTIONAL, rsmi_dev_temp_metric_get, int, (uint32_t, uint32_t, int, int64_t*)) \
-  X(OPTIONAL, rsmi_dev_power_ave_get, int, (uint32_t, uint32_t, uint64_t*))      \
-  X(OPTIONAL, rsmi_dev_busy_percent_get, int, (uint32_t, uint32_t*))             \
-  X(OPTIONAL, rsmi_dev_energy_count_get, int, (uint32_t, uint64_t*, float*, uint64_t*)) \
-  X(OPTIONAL, rsmi_dev_pci_replay_counter_get, int, (uint32_t, uint64_t*))
 
 class RocmSmi {
  public:
@@ -31,8 +17,9 @@ class RocmSmi {
   RocmSmi& operator=(const RocmSmi&) = delete;
   ~RocmSmi();
 
-  // Opens `path` or librocm_smi64.so.{6,5,1} and calls rsmi_init. False
-  // with `reason` when absent. Not thread-safe; call once at init.
+  // Opens `path` or librocm_smi64.so.{7,6,5,1} and calls rsmi_init. False
+  // with `reason` when absent, too old (a REQUIRED function missing) or
+  // rsmi_init fails. Not thread-safe; call once at init.
   bool load(const std::string& path, std::string* reason);
   bool available() const { return handle_ != nullptr; }
 
@@ -53,7 +40,7 @@ class RocmSmi {
 
  private:
   void* handle_ = nullptr;
-#define XAL_ROCM_SMI_MEMBER(kind, name, ret, params) ret(*name##_) params = nullptr;
+#define XAL_ROCM_SMI_MEMBER(kind, name, since) decltype(&::name) name##_ = nullptr;
   XAL_ROCM_SMI_SYMBOLS(XAL_ROCM_SMI_MEMBER)
 #undef XAL_ROCM_SMI_MEMBER
 };

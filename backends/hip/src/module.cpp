@@ -1,27 +1,25 @@
 // Code objects (HSACO) through hipModuleLoadData and kernel launches.
 #include "entries.h"
 #include "errors.h"
+#include "xalsupport/module_entries.h"
 
 namespace xal::hip {
 
 xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
                          const void* image, size_t bytes,
                          xal_bmodule_t** out_module) {
-  return guarded("hip module_load", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip module_load", [&]() -> xal_status_t {
     const HipApi& api = device->backend->api();
     if (api.hipModuleLoadData == nullptr || api.hipModuleGetFunction == nullptr ||
         api.hipModuleLaunchKernel == nullptr || api.hipModuleUnload == nullptr) {
       return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
                     "the HIP runtime lacks the hipModule* functions");
     }
-    if (format != XAL_MODULE_FORMAT_HSACO) {
-      return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
-                    "the HIP backend loads HSACO code objects only (format " +
-                        std::to_string(format) + " given)");
-    }
-    if (image == nullptr || bytes == 0) {
-      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
-                    "module_load: empty image");
+    if (xal_status_t s = support::check_module_image(
+            format, XAL_MODULE_FORMAT_HSACO, "the HIP backend loads HSACO code objects only",
+            image, bytes);
+        s != XAL_SUCCESS) {
+      return s;
     }
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
     auto module = std::make_unique<xal_bmodule_s>();
@@ -46,7 +44,7 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
 // sticky error (hipDeviceReset unloads it), goes without HIP calls.
 // Thread-safe, but for two unloads of one handle.
 xal_status_t module_unload(xal_bmodule_t* module) {
-  return guarded("hip module_unload", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip module_unload", [&]() -> xal_status_t {
     xal_bdevice_s* device = module->device;
     std::unique_ptr<xal_bmodule_s> owned;
     {
@@ -71,7 +69,7 @@ xal_status_t module_unload(xal_bmodule_t* module) {
 
 xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
                         xal_bkernel_t** out_kernel) {
-  return guarded("hip kernel_get", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip kernel_get", [&]() -> xal_status_t {
     if (name == nullptr) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
                     "kernel_get: null name");
@@ -80,35 +78,23 @@ xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
         s != XAL_SUCCESS) {
       return s;
     }
-    std::lock_guard lock(module->mutex);
-    for (const auto& kernel : module->kernels) {
-      if (kernel->name == name) {
-        *out_kernel = kernel.get();
-        return XAL_SUCCESS;
-      }
-    }
-    auto kernel = std::make_unique<xal_bkernel_s>();
-    kernel->name = name;
-    if (xal_status_t s = check(module->device,
-                               module->device->backend->api().hipModuleGetFunction(
-                                   &kernel->handle, module->handle, name),
-                               "hipModuleGetFunction");
-        s != XAL_SUCCESS) {
-      return s;
-    }
-    *out_kernel = kernel.get();
-    module->kernels.push_back(std::move(kernel));
-    return XAL_SUCCESS;
+    auto create = [&](xal_bkernel_s& kernel) {
+      return check(module->device,
+                   module->device->backend->api().hipModuleGetFunction(
+                       &kernel.handle, module->handle, name),
+                   "hipModuleGetFunction");
+    };
+    return support::find_or_add_kernel(*module, name, create, out_kernel);
   });
 }
 
 xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
                            const xal_launch_config_t* config, void** args,
                            size_t arg_count) {
-  return guarded("hip kernel_launch", [&]() -> xal_status_t {
-    if (config == nullptr || (arg_count > 0 && args == nullptr)) {
-      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
-                    "kernel_launch: null config or arguments");
+  return guarded(Entry{}, "hip kernel_launch", [&]() -> xal_status_t {
+    if (xal_status_t s = support::check_launch_arguments(config, args, arg_count);
+        s != XAL_SUCCESS) {
+      return s;
     }
     if (xal_status_t s = enter(stream->device, stream->generation, "the stream");
         s != XAL_SUCCESS) {

@@ -4,7 +4,7 @@
 
 #include "dynamic_symbols.h"
 #include "entries.h"
-#include "rccl.h"
+#include "rccl_loader.h"
 #include "xalsupport/config.h"
 #include "xalsupport/table.h"
 

@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backend.h"
-#include "rccl.h"
+#include "rccl_loader.h"
+#include "xalsupport/message_pairs.h"
 
 struct xal_bcomm_s {
   xal_bdevice_s* device = nullptr;
@@ -16,6 +18,9 @@ struct xal_bcomm_s {
   uint32_t rank = 0;
   uint32_t size = 0;
   xal::hip::Rccl* rccl = nullptr;
+  // The ranks' sends and receives, paired as xal pairs them (RCCL does
+  // not check a pair's count and dtype): shared by the ranks.
+  std::shared_ptr<xal::support::MessagePairs> pairs;
   std::atomic<bool> aborted{false};
   // The staged copies of in-place all-to-alls' send buffers (RCCL's sends
   // and receives of one group run at once, at the group's end): one buffer

@@ -5,10 +5,23 @@
 #include "release.h"
 
 namespace xal::hip {
+namespace {
+
+// `s`, or once it is XAL_SUCCESS (the stream is done) a failure of queued
+// work that the runtime's stream cannot carry (backend.h,
+// stream_failures), reported once.
+xal_status_t with_queued_failure(xal_bstream_s* stream, xal_status_t s) {
+  if (s != XAL_SUCCESS) return s;
+  std::string message;
+  const xal_status_t failed = stream->device->backend->stream_failures.take(stream, &message);
+  return failed == XAL_SUCCESS ? failed : report(failed, 0, nullptr, message);
+}
+
+}  // namespace
 
 xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
                            xal_bstream_t** out_stream) {
-  return guarded("hip stream_create", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip stream_create", [&]() -> xal_status_t {
     if (xal_status_t s = enter(device); s != XAL_SUCCESS) return s;
     auto stream = std::make_unique<xal_bstream_s>();
     stream->device = device;
@@ -30,8 +43,9 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags,
 }
 
 xal_status_t stream_destroy(xal_bstream_t* stream) {
-  return guarded("hip stream_destroy", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip stream_destroy", [&]() -> xal_status_t {
     xal_bdevice_s* device = stream->device;
+    device->backend->stream_failures.forget(stream);
     return release_object(
         device, device->streams, stream, "HIP stream",
         [device](const xal_bstream_s& owned) -> xal_status_t {
@@ -56,33 +70,34 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
 }
 
 xal_status_t stream_synchronize(xal_bstream_t* stream) {
-  return guarded("hip stream_synchronize", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip stream_synchronize", [&]() -> xal_status_t {
     xal_bdevice_s* device = stream->device;
     if (xal_status_t s = enter(device, stream->generation, "the stream");
         s != XAL_SUCCESS) {
       return s;
     }
-    return check(device,
-                 device->backend->api().hipStreamSynchronize(stream->handle),
-                 "hipStreamSynchronize");
+    return with_queued_failure(
+        stream, check(device, device->backend->api().hipStreamSynchronize(stream->handle),
+                      "hipStreamSynchronize"));
   });
 }
 
 xal_status_t stream_query(xal_bstream_t* stream) {
-  return guarded("hip stream_query", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip stream_query", [&]() -> xal_status_t {
     xal_bdevice_s* device = stream->device;
     if (xal_status_t s = enter(device, stream->generation, "the stream");
         s != XAL_SUCCESS) {
       return s;
     }
-    return check(device, device->backend->api().hipStreamQuery(stream->handle),
-                 "hipStreamQuery");
+    return with_queued_failure(
+        stream, check(device, device->backend->api().hipStreamQuery(stream->handle),
+                      "hipStreamQuery"));
   });
 }
 
 xal_status_t stream_enqueue_host_func(xal_bstream_t* stream,
                                       void (*fn)(void* user), void* user) {
-  return guarded("hip stream_enqueue_host_func", [&]() -> xal_status_t {
+  return guarded(Entry{}, "hip stream_enqueue_host_func", [&]() -> xal_status_t {
     xal_bdevice_s* device = stream->device;
     const HipApi& api = device->backend->api();
     if (api.hipLaunchHostFunc == nullptr) {

@@ -1,75 +1,89 @@
-// The one list of every HIP runtime function the backend uses.
-// XAL_HIP_SYMBOL(requirement, name, return type, parameter list)
-// REQUIRED: the backend is UNAVAILABLE without it (the reason names it).
-// OPTIONAL: a feature is reported NOT_SUPPORTED when the runtime lacks it.
-// No include guard: the includer defines XAL_HIP_SYMBOL first.
+// The one list of every HIP runtime function the backend uses, as an
+// X-macro of entries X(KIND, name, since):
+//   KIND   REQUIRED (the backend is UNAVAILABLE without it; the reason names
+//          it and the version needed) or OPTIONAL (a feature is reported
+//          NOT_SUPPORTED when the runtime lacks it);
+//   since  the first HIP version providing it, as HIP_VERSION encodes it
+//          (major * 10000000 + minor * 100000 + patch): 50600000 is HIP 5.6.
+//          hipStreamGetDevice came with HIP 5.6 (declared in hip_api.h: the
+//          5.2 header lacks it). The others are older than the oldest
+//          runtime the backend opens (libamdhip64.so.4) or their first
+//          version is not stated in AMD's notes; they carry that oldest
+//          version, 40000000 (HIP 4.0).
+// The function types are the declarations of hip_api.h (decltype(&name)).
+#pragma once
 
-// Runtime and devices
-XAL_HIP_SYMBOL(REQUIRED, hipInit, hipError_t, (unsigned int))
-XAL_HIP_SYMBOL(REQUIRED, hipDriverGetVersion, hipError_t, (int*))
-XAL_HIP_SYMBOL(REQUIRED, hipRuntimeGetVersion, hipError_t, (int*))
-XAL_HIP_SYMBOL(REQUIRED, hipGetDeviceCount, hipError_t, (int*))
-XAL_HIP_SYMBOL(REQUIRED, hipSetDevice, hipError_t, (int))
-XAL_HIP_SYMBOL(OPTIONAL, hipGetDevice, hipError_t, (int*))
-XAL_HIP_SYMBOL(REQUIRED, hipDeviceGetAttribute, hipError_t,
-               (int*, hipDeviceAttribute_t, int))
-XAL_HIP_SYMBOL(REQUIRED, hipDeviceGetName, hipError_t, (char*, int, hipDevice_t))
-XAL_HIP_SYMBOL(REQUIRED, hipDeviceTotalMem, hipError_t, (size_t*, hipDevice_t))
-XAL_HIP_SYMBOL(REQUIRED, hipDeviceSynchronize, hipError_t, (void))
-XAL_HIP_SYMBOL(REQUIRED, hipDeviceReset, hipError_t, (void))
-XAL_HIP_SYMBOL(OPTIONAL, hipDeviceGetUuid, hipError_t, (hipUUID*, hipDevice_t))
-XAL_HIP_SYMBOL(OPTIONAL, hipDeviceGetPCIBusId, hipError_t, (char*, int, int))
-XAL_HIP_SYMBOL(OPTIONAL, hipGetErrorName, const char*, (hipError_t))
-XAL_HIP_SYMBOL(OPTIONAL, hipGetErrorString, const char*, (hipError_t))
+#include <cstdint>
+#include <string>
 
-// Memory
-XAL_HIP_SYMBOL(REQUIRED, hipMalloc, hipError_t, (void**, size_t))
-XAL_HIP_SYMBOL(REQUIRED, hipFree, hipError_t, (void*))
-XAL_HIP_SYMBOL(REQUIRED, hipMemGetInfo, hipError_t, (size_t*, size_t*))
-XAL_HIP_SYMBOL(OPTIONAL, hipHostMalloc, hipError_t, (void**, size_t, unsigned int))
-XAL_HIP_SYMBOL(OPTIONAL, hipHostFree, hipError_t, (void*))
-XAL_HIP_SYMBOL(OPTIONAL, hipHostRegister, hipError_t, (void*, size_t, unsigned int))
-XAL_HIP_SYMBOL(OPTIONAL, hipHostUnregister, hipError_t, (void*))
+#include "hip_api.h"
 
-// Interop (ABI 1.1): imported memory and streams, IPC handles. Without the
-// pointer queries memory cannot be imported, without the stream queries
-// streams cannot; hipStreamGetDevice (HIP 5.6) is declared here, not in
-// the HIP 5.2 header.
-XAL_HIP_SYMBOL(OPTIONAL, hipPointerGetAttributes, hipError_t, (hipPointerAttribute_t*, const void*))
-XAL_HIP_SYMBOL(OPTIONAL, hipMemGetAddressRange, hipError_t, (hipDeviceptr_t*, size_t*, hipDeviceptr_t))
-XAL_HIP_SYMBOL(OPTIONAL, hipStreamGetFlags, hipError_t, (hipStream_t, unsigned int*))
-XAL_HIP_SYMBOL(OPTIONAL, hipStreamGetDevice, hipError_t, (hipStream_t, hipDevice_t*))
-XAL_HIP_SYMBOL(OPTIONAL, hipIpcGetMemHandle, hipError_t, (hipIpcMemHandle_t*, void*))
-XAL_HIP_SYMBOL(OPTIONAL, hipIpcOpenMemHandle, hipError_t, (void**, hipIpcMemHandle_t, unsigned int))
-XAL_HIP_SYMBOL(OPTIONAL, hipIpcCloseMemHandle, hipError_t, (void*))
+#define XAL_HIP_SYMBOLS(X) \
+  /* Runtime and devices */                                          \
+  X(REQUIRED, hipInit, 40000000)                                     \
+  X(REQUIRED, hipDriverGetVersion, 40000000)                         \
+  X(REQUIRED, hipRuntimeGetVersion, 40000000)                        \
+  X(REQUIRED, hipGetDeviceCount, 40000000)                           \
+  X(REQUIRED, hipSetDevice, 40000000)                                \
+  X(OPTIONAL, hipGetDevice, 40000000)                                \
+  X(REQUIRED, hipDeviceGetAttribute, 40000000)                       \
+  X(REQUIRED, hipDeviceGetName, 40000000)                            \
+  X(REQUIRED, hipDeviceTotalMem, 40000000)                           \
+  X(REQUIRED, hipDeviceSynchronize, 40000000)                        \
+  X(REQUIRED, hipDeviceReset, 40000000)                              \
+  X(OPTIONAL, hipDeviceGetUuid, 40000000)                            \
+  X(OPTIONAL, hipDeviceGetPCIBusId, 40000000)                        \
+  X(OPTIONAL, hipGetErrorName, 40000000)                             \
+  X(OPTIONAL, hipGetErrorString, 40000000)                           \
+  /* Memory */                                                       \
+  X(REQUIRED, hipMalloc, 40000000)                                   \
+  X(REQUIRED, hipFree, 40000000)                                     \
+  X(REQUIRED, hipMemGetInfo, 40000000)                               \
+  X(OPTIONAL, hipHostMalloc, 40000000)                               \
+  X(OPTIONAL, hipHostFree, 40000000)                                 \
+  X(OPTIONAL, hipHostRegister, 40000000)                             \
+  X(OPTIONAL, hipHostUnregister, 40000000)                           \
+  /* Interop (ABI 1.1): imported memory and streams, IPC handles */  \
+  X(OPTIONAL, hipPointerGetAttributes, 40000000)                     \
+  X(OPTIONAL, hipMemGetAddressRange, 40000000)                       \
+  X(OPTIONAL, hipStreamGetFlags, 40000000)                           \
+  X(OPTIONAL, hipStreamGetDevice, 50600000)                          \
+  X(OPTIONAL, hipIpcGetMemHandle, 40000000)                          \
+  X(OPTIONAL, hipIpcOpenMemHandle, 40000000)                         \
+  X(OPTIONAL, hipIpcCloseMemHandle, 40000000)                        \
+  /* Streams and events */                                           \
+  X(REQUIRED, hipStreamCreateWithFlags, 40000000)                    \
+  X(REQUIRED, hipStreamDestroy, 40000000)                            \
+  X(REQUIRED, hipStreamSynchronize, 40000000)                        \
+  X(REQUIRED, hipStreamQuery, 40000000)                              \
+  X(REQUIRED, hipStreamWaitEvent, 40000000)                          \
+  X(OPTIONAL, hipLaunchHostFunc, 40000000)                           \
+  X(REQUIRED, hipEventCreateWithFlags, 40000000)                     \
+  X(REQUIRED, hipEventDestroy, 40000000)                             \
+  X(REQUIRED, hipEventRecord, 40000000)                              \
+  X(REQUIRED, hipEventSynchronize, 40000000)                         \
+  X(REQUIRED, hipEventQuery, 40000000)                               \
+  X(REQUIRED, hipEventElapsedTime, 40000000)                         \
+  /* Copies and memset */                                            \
+  X(REQUIRED, hipMemcpyHtoDAsync, 40000000)                          \
+  X(REQUIRED, hipMemcpyDtoHAsync, 40000000)                          \
+  X(REQUIRED, hipMemcpyDtoDAsync, 40000000)                          \
+  X(REQUIRED, hipMemsetD8Async, 40000000)                            \
+  X(OPTIONAL, hipDeviceCanAccessPeer, 40000000)                      \
+  X(OPTIONAL, hipDeviceEnablePeerAccess, 40000000)                   \
+  X(OPTIONAL, hipMemcpyPeerAsync, 40000000)                          \
+  /* Code objects */                                                 \
+  X(OPTIONAL, hipModuleLoadData, 40000000)                           \
+  X(OPTIONAL, hipModuleUnload, 40000000)                             \
+  X(OPTIONAL, hipModuleGetFunction, 40000000)                        \
+  X(OPTIONAL, hipModuleLaunchKernel, 40000000)
 
-// Streams and events
-XAL_HIP_SYMBOL(REQUIRED, hipStreamCreateWithFlags, hipError_t, (hipStream_t*, unsigned int))
-XAL_HIP_SYMBOL(REQUIRED, hipStreamDestroy, hipError_t, (hipStream_t))
-XAL_HIP_SYMBOL(REQUIRED, hipStreamSynchronize, hipError_t, (hipStream_t))
-XAL_HIP_SYMBOL(REQUIRED, hipStreamQuery, hipError_t, (hipStream_t))
-XAL_HIP_SYMBOL(REQUIRED, hipStreamWaitEvent, hipError_t, (hipStream_t, hipEvent_t, unsigned int))
-XAL_HIP_SYMBOL(OPTIONAL, hipLaunchHostFunc, hipError_t, (hipStream_t, hipHostFn_t, void*))
-XAL_HIP_SYMBOL(REQUIRED, hipEventCreateWithFlags, hipError_t, (hipEvent_t*, unsigned int))
-XAL_HIP_SYMBOL(REQUIRED, hipEventDestroy, hipError_t, (hipEvent_t))
-XAL_HIP_SYMBOL(REQUIRED, hipEventRecord, hipError_t, (hipEvent_t, hipStream_t))
-XAL_HIP_SYMBOL(REQUIRED, hipEventSynchronize, hipError_t, (hipEvent_t))
-XAL_HIP_SYMBOL(REQUIRED, hipEventQuery, hipError_t, (hipEvent_t))
-XAL_HIP_SYMBOL(REQUIRED, hipEventElapsedTime, hipError_t, (float*, hipEvent_t, hipEvent_t))
+namespace xal::hip {
 
-// Copies and memset
-XAL_HIP_SYMBOL(REQUIRED, hipMemcpyHtoDAsync, hipError_t, (hipDeviceptr_t, void*, size_t, hipStream_t))
-XAL_HIP_SYMBOL(REQUIRED, hipMemcpyDtoHAsync, hipError_t, (void*, hipDeviceptr_t, size_t, hipStream_t))
-XAL_HIP_SYMBOL(REQUIRED, hipMemcpyDtoDAsync, hipError_t, (hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t))
-XAL_HIP_SYMBOL(REQUIRED, hipMemsetD8Async, hipError_t, (hipDeviceptr_t, unsigned char, size_t, hipStream_t))
-XAL_HIP_SYMBOL(OPTIONAL, hipDeviceCanAccessPeer, hipError_t, (int*, int, int))
-XAL_HIP_SYMBOL(OPTIONAL, hipDeviceEnablePeerAccess, hipError_t, (int, unsigned int))
-XAL_HIP_SYMBOL(OPTIONAL, hipMemcpyPeerAsync, hipError_t, (void*, int, const void*, int, size_t, hipStream_t))
+// "HIP 5.6" for 50600000.
+inline std::string hip_version_text(int64_t since) {
+  return "HIP " + std::to_string(since / 10000000) + "." +
+         std::to_string(since / 100000 % 100);
+}
 
-// Code objects
-XAL_HIP_SYMBOL(OPTIONAL, hipModuleLoadData, hipError_t, (hipModule_t*, const void*))
-XAL_HIP_SYMBOL(OPTIONAL, hipModuleUnload, hipError_t, (hipModule_t))
-XAL_HIP_SYMBOL(OPTIONAL, hipModuleGetFunction, hipError_t, (hipFunction_t*, hipModule_t, const char*))
-XAL_HIP_SYMBOL(OPTIONAL, hipModuleLaunchKernel, hipError_t,
-               (hipFunction_t, unsigned int, unsigned int, unsigned int, unsigned int,
-                unsigned int, unsigned int, unsigned int, hipStream_t, void**, void**))
+}  // namespace xal::hip

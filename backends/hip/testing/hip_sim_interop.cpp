@@ -1,4 +1,7 @@
 // Simulated HIP interop: pointer queries, stream queries and IPC handles.
+// hipStreamGetDevice (HIP 5.6, not in the 5.2 header) is defined against
+// the backend's declaration in src/hip_api.h, so that the compiler checks
+// its signature.
 // An IPC handle names a block of the exporter's shareable memory
 // (xalsim/shared_memory.h) by process, file descriptor and offset; the
 // importer maps it through /proc/<pid>/fd/<fd>, so both processes see the
@@ -7,6 +10,7 @@
 
 #include <cstring>
 
+#include "hip_api.h"
 #include "sim_state.h"
 
 namespace {

@@ -5,11 +5,14 @@
 // temperature plus 1 C per index, 250 W, 37 % busy, an energy counter
 // that starts at 1 MJ (a card's counts from boot) and adds 1 J per read of
 // its index, 2 PCIe replays. XALSIM_SMI_FAIL=temp makes the temperature
-// read fail.
+// read fail. Its functions are defined against the backend's declarations
+// (src/rocm_smi_api.h), so that the compiler checks their signatures.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+
+#include "rocm_smi_api.h"
 
 #define SMI_EXPORT extern "C" __attribute__((visibility("default")))
 

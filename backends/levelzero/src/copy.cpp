@@ -6,6 +6,7 @@
 
 #include "entries.h"
 #include "errors.h"
+#include "xalsupport/copy_entries.h"
 
 namespace xal::levelzero {
 namespace {
@@ -178,16 +179,9 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
                          xal_devptr_t src, size_t bytes) {
   return guarded("levelzero memcpy_peer", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
-    if (stream->device != dst_device && stream->device != src_device) {
-      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
-                    "memcpy_peer: the stream belongs to neither device");
-    }
-    if (xal_status_t s = sticky_check(dst_device); s != XAL_SUCCESS) return s;
-    if (xal_status_t s = sticky_check(src_device); s != XAL_SUCCESS) return s;
-    if (xal_status_t s = owner_check(dst_device, dst, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
-      return s;
-    }
-    if (xal_status_t s = owner_check(src_device, src, bytes, "memcpy_peer"); s != XAL_SUCCESS) {
+    if (xal_status_t s = support::check_peer_copy({sticky_check, owner_check}, stream->device,
+                                                  dst_device, dst, src_device, src, bytes);
+        s != XAL_SUCCESS) {
       return s;
     }
     if (direct_peer(dst_device, src_device)) {

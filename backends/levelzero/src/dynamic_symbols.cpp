@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include "xalsupport/symbol_table.h"
+
 namespace xal::levelzero {
 namespace {
 // Symbol a simulated driver exports so that xal labels what it runs on.
@@ -33,18 +35,16 @@ bool ZeLibrary::load(const std::string& path, std::string* error) {
     path_ = map->l_name;
   }
 
-#define XAL_ZE_SYMBOL(req, name, ret, params)                                  \
-  {                                                                            \
-    void* symbol = dlsym(handle_, #name);                                      \
-    if (symbol == nullptr && std::string(#req) == "REQUIRED") {                \
-      *error = "the Level Zero loader " + path_ +                              \
-               " lacks the required function " #name " (too old?)";           \
-      return false;                                                            \
-    }                                                                          \
-    api_.name = reinterpret_cast<ret(*) params>(symbol);                       \
+  support::SymbolResolver resolver(support::dlsym_lookup(handle_));
+#define XAL_ZE_RESOLVE(kind, name, since) \
+  resolver.resolve(support::SymbolKind::kind, #name, since, api_.name);
+  XAL_ZE_SYMBOLS(XAL_ZE_RESOLVE)
+#undef XAL_ZE_RESOLVE
+  if (!resolver.complete()) {
+    *error = resolver.reason("the Level Zero loader " + path_, ze_version_text,
+                             kZeFirstRelease);
+    return false;
   }
-#include "symbols.h"
-#undef XAL_ZE_SYMBOL
 
   if (void* marker = dlsym(handle_, kSimulatedMarker); marker != nullptr) {
     simulated_ = true;

@@ -3,16 +3,16 @@
 
 #include <string>
 
-#include "ze_api.h"
+#include "symbols.h"
 
 namespace xal::levelzero {
 
 // Function pointers of the loaded loader, one per entry of symbols.h.
 // Optional entries the loader lacks stay nullptr.
 struct ZeApi {
-#define XAL_ZE_SYMBOL(req, name, ret, params) ret(*name) params = nullptr;
-#include "symbols.h"
-#undef XAL_ZE_SYMBOL
+#define XAL_ZE_FIELD(kind, name, since) decltype(&::name) name = nullptr;
+  XAL_ZE_SYMBOLS(XAL_ZE_FIELD)
+#undef XAL_ZE_FIELD
 };
 
 // A loaded loader library. Owns the dlopen handle (closed on destruction).
@@ -24,8 +24,10 @@ class ZeLibrary {
   ~ZeLibrary();
 
   // Opens `path`, or libze_loader.so.1 when empty, and resolves every
-  // symbol. False with `error` set to the dlerror text or the first
-  // REQUIRED function missing. Not thread-safe; call once.
+  // symbol. False with `error` set to the dlerror text or, for the first
+  // REQUIRED function missing, "the Level Zero loader <path> is too old:
+  // missing zeXxx (Level Zero 1.3 or newer needed)" (no version for one
+  // of Level Zero 1.0). Not thread-safe; call once.
   bool load(const std::string& path, std::string* error);
 
   const ZeApi& api() const { return api_; }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "status_map.h"
+#include "xalsupport/device_checks.h"
 
 namespace xal::levelzero {
 namespace {
@@ -40,22 +41,15 @@ xal_status_t check(xal_bdevice_s* device, ze_result_t result, const char* what) 
 }
 
 xal_status_t sticky_check(xal_bdevice_s* device) {
-  std::lock_guard lock(device->mutex);
-  if (device->sticky.healthy()) return XAL_SUCCESS;
-  return device->sticky.report_again("Level Zero device " +
-                                     std::to_string(device->index));
+  return support::check_sticky(*device, "Level Zero device", device->index);
 }
 
 xal_status_t enter(xal_bdevice_s* device, uint64_t generation,
                    const char* what) {
-  {
-    std::lock_guard lock(device->mutex);
-    if (generation != device->generation) {
-      return report(XAL_ERROR_INVALID_HANDLE, 0, nullptr,
-                    std::string(what) +
-                        " was invalidated by a reset of Level Zero device " +
-                        std::to_string(device->index));
-    }
+  if (xal_status_t s = support::check_generation(*device, generation, what,
+                                                 "Level Zero device", device->index);
+      s != XAL_SUCCESS) {
+    return s;
   }
   return sticky_check(device);
 }

@@ -2,6 +2,7 @@
 // fences and ordered copies.
 #include "entries.h"
 #include "errors.h"
+#include "xalsupport/copy_entries.h"
 
 namespace xal::levelzero {
 
@@ -148,9 +149,7 @@ xal_status_t barrier_before(xal_bstream_s* stream) {
 
 xal_status_t owner_check(const xal_bdevice_s* device, xal_devptr_t ptr, size_t bytes,
                          const char* what) {
-  const std::string ended = device->ipc_owners.ended(ptr, bytes, what);
-  if (ended.empty()) return XAL_SUCCESS;
-  return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, ended);
+  return support::check_ipc_owner(device->ipc_owners, ptr, bytes, what);
 }
 
 }  // namespace xal::levelzero

@@ -9,6 +9,7 @@
 #include "xal_common/strings.hpp"
 #include "errors.h"
 #include "status_map.h"
+#include "xalsupport/interop_entries.h"
 
 namespace xal::levelzero {
 namespace {
@@ -35,8 +36,7 @@ xal_status_t refuse(xal_bdevice_s* device, ze_result_t code, const std::string& 
 }
 
 xal_status_t lacks(const char* function) {
-  return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
-                std::string("the Level Zero loader lacks ") + function);
+  return support::report_lacks("the Level Zero loader", function);
 }
 
 const char* type_name(ze_memory_type_t type) {
@@ -87,15 +87,8 @@ xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes,
         r != ZE_RESULT_SUCCESS) {
       return refuse(device, r, what + " is not inside an allocation");
     }
-    const auto start = reinterpret_cast<uint64_t>(base);
-    if (native - start > size || bytes > size - (native - start)) {
-      return refuse(device, ZE_RESULT_SUCCESS,
-                    what + " + " + std::to_string(bytes) + " bytes runs past its allocation [" +
-                        hex(start) + ", +" + std::to_string(size) + ")");
-    }
-    // Nothing to record: xal owns nothing of it, and the core keeps the range.
-    *out_ptr = native;
-    return XAL_SUCCESS;
+    return support::accept_import(native, bytes, reinterpret_cast<uint64_t>(base), size, what,
+                                  out_ptr);
   });
 }
 
@@ -205,12 +198,12 @@ xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t b
     void* base = nullptr;
     size_t size = 0;
     if (api.zeMemGetAddressRange != nullptr &&
-        api.zeMemGetAddressRange(context, pointer, &base, &size) == ZE_RESULT_SUCCESS &&
-        size < bytes) {
-      (void)api.zeMemCloseIpcHandle(context, pointer);
-      return refuse(device, ZE_RESULT_SUCCESS,
-                    "mem_ipc_open: the handle names " + std::to_string(bytes) +
-                        " bytes, the driver mapped " + std::to_string(size));
+        api.zeMemGetAddressRange(context, pointer, &base, &size) == ZE_RESULT_SUCCESS) {
+      if (xal_status_t s = support::check_ipc_mapping(bytes, size, "the driver");
+          s != XAL_SUCCESS) {
+        (void)api.zeMemCloseIpcHandle(context, pointer);
+        return s;
+      }
     }
     const auto address = reinterpret_cast<xal_devptr_t>(pointer);
     device->ipc_owners.add(address, bytes, owner_pid);

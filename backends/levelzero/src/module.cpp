@@ -3,6 +3,7 @@
 #include "entries.h"
 #include "errors.h"
 #include "status_map.h"
+#include "xalsupport/module_entries.h"
 
 namespace xal::levelzero {
 namespace {
@@ -37,13 +38,11 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format,
       return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
                     "the Level Zero loader lacks the module functions");
     }
-    if (format != XAL_MODULE_FORMAT_SPIRV) {
-      return report(XAL_ERROR_NOT_SUPPORTED, 0, nullptr,
-                    "the Level Zero backend loads SPIR-V modules only (format " +
-                        std::to_string(format) + " given)");
-    }
-    if (image == nullptr || bytes == 0) {
-      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr, "module_load: empty image");
+    if (xal_status_t s = support::check_module_image(
+            format, XAL_MODULE_FORMAT_SPIRV, "the Level Zero backend loads SPIR-V modules only",
+            image, bytes);
+        s != XAL_SUCCESS) {
+      return s;
     }
     if (xal_status_t s = sticky_check(device); s != XAL_SUCCESS) return s;
     ze_module_desc_t desc{ZE_STRUCTURE_TYPE_MODULE_DESC, nullptr,
@@ -124,26 +123,14 @@ xal_status_t kernel_get(xal_bmodule_t* module, const char* name,
         s != XAL_SUCCESS) {
       return s;
     }
-    std::lock_guard lock(module->mutex);
-    for (const auto& kernel : module->kernels) {
-      if (kernel->name == name) {
-        *out_kernel = kernel.get();
-        return XAL_SUCCESS;
-      }
-    }
-    auto kernel = std::make_unique<xal_bkernel_s>();
-    kernel->name = name;
-    ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
-    if (xal_status_t s = check(module->device,
-                               module->device->backend->api().zeKernelCreate(
-                                   module->handle, &desc, &kernel->handle),
-                               "zeKernelCreate");
-        s != XAL_SUCCESS) {
-      return s;
-    }
-    *out_kernel = kernel.get();
-    module->kernels.push_back(std::move(kernel));
-    return XAL_SUCCESS;
+    auto create = [&](xal_bkernel_s& kernel) {
+      ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name};
+      return check(module->device,
+                   module->device->backend->api().zeKernelCreate(module->handle, &desc,
+                                                                 &kernel.handle),
+                   "zeKernelCreate");
+    };
+    return support::find_or_add_kernel(*module, name, create, out_kernel);
   });
 }
 
@@ -151,9 +138,9 @@ xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
                            const xal_launch_config_t* config, void** args,
                            size_t arg_count) {
   return guarded("levelzero kernel_launch", [&]() -> xal_status_t {
-    if (config == nullptr || (arg_count > 0 && args == nullptr)) {
-      return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,
-                    "kernel_launch: null config or arguments");
+    if (xal_status_t s = support::check_launch_arguments(config, args, arg_count);
+        s != XAL_SUCCESS) {
+      return s;
     }
     if (arg_count > 0 && config->arg_sizes == nullptr) {
       return report(XAL_ERROR_INVALID_ARGUMENT, 0, nullptr,

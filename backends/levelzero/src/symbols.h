@@ -1,102 +1,106 @@
-// The one list of every Level Zero (and Sysman) function the backend uses.
-// XAL_ZE_SYMBOL(requirement, name, return type, parameter list)
-// REQUIRED: the backend is UNAVAILABLE without it (the reason names it).
-// OPTIONAL: the feature it serves reports NOT_SUPPORTED (or, for Sysman,
-// the metric is left out) when the loader lacks it.
-// No include guard: the includer defines XAL_ZE_SYMBOL first.
+// The one list of every Level Zero (and Sysman) function the backend uses,
+// as an X-macro of entries X(KIND, name, since):
+//   KIND   REQUIRED (the backend is UNAVAILABLE without it; the reason names
+//          it) or OPTIONAL (the feature it serves reports NOT_SUPPORTED, or,
+//          for Sysman, the metric is left out, when the loader lacks it);
+//   since  the Level Zero API version that introduced the function, as
+//          ZE_MAKE_VERSION(major, minor) encodes it ((major << 16) | minor),
+//          from the "Added in version" notes of the Level Zero
+//          specification: 1.0 for the core and Sysman functions of the first
+//          release, 1.3 for the PCI properties extension, 1.9 for the
+//          command-list queries (declared in ze_api.h: the 1.4 headers lack
+//          them; without them no list is imported, as a handle could not be
+//          checked).
+// The function types are the declarations of ze_api.h (decltype(&name)).
+#pragma once
 
-// Drivers and devices
-XAL_ZE_SYMBOL(REQUIRED, zeInit, ze_result_t, (ze_init_flags_t))
-XAL_ZE_SYMBOL(REQUIRED, zeDriverGet, ze_result_t, (uint32_t*, ze_driver_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeDriverGetApiVersion, ze_result_t, (ze_driver_handle_t, ze_api_version_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeDriverGetProperties, ze_result_t, (ze_driver_handle_t, ze_driver_properties_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeDeviceGet, ze_result_t, (ze_driver_handle_t, uint32_t*, ze_device_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeDeviceGetSubDevices, ze_result_t, (ze_device_handle_t, uint32_t*, ze_device_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeDeviceGetProperties, ze_result_t, (ze_device_handle_t, ze_device_properties_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeDeviceGetMemoryProperties, ze_result_t,
-              (ze_device_handle_t, uint32_t*, ze_device_memory_properties_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeDeviceGetCommandQueueGroupProperties, ze_result_t,
-              (ze_device_handle_t, uint32_t*, ze_command_queue_group_properties_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeDeviceCanAccessPeer, ze_result_t, (ze_device_handle_t, ze_device_handle_t, ze_bool_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeDevicePciGetPropertiesExt, ze_result_t, (ze_device_handle_t, ze_pci_ext_properties_t*))
+#include <cstdint>
+#include <string>
 
-// Contexts, immediate command lists (streams), events
-XAL_ZE_SYMBOL(REQUIRED, zeContextCreate, ze_result_t, (ze_driver_handle_t, const ze_context_desc_t*, ze_context_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeContextDestroy, ze_result_t, (ze_context_handle_t))
-XAL_ZE_SYMBOL(REQUIRED, zeCommandListCreateImmediate, ze_result_t,
-              (ze_context_handle_t, ze_device_handle_t, const ze_command_queue_desc_t*, ze_command_list_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeCommandListDestroy, ze_result_t, (ze_command_list_handle_t))
-XAL_ZE_SYMBOL(REQUIRED, zeCommandListAppendBarrier, ze_result_t,
-              (ze_command_list_handle_t, ze_event_handle_t, uint32_t, ze_event_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeCommandListAppendWaitOnEvents, ze_result_t,
-              (ze_command_list_handle_t, uint32_t, ze_event_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeEventPoolCreate, ze_result_t,
-              (ze_context_handle_t, const ze_event_pool_desc_t*, uint32_t, ze_device_handle_t*, ze_event_pool_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeEventPoolDestroy, ze_result_t, (ze_event_pool_handle_t))
-XAL_ZE_SYMBOL(REQUIRED, zeEventCreate, ze_result_t, (ze_event_pool_handle_t, const ze_event_desc_t*, ze_event_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeEventDestroy, ze_result_t, (ze_event_handle_t))
-XAL_ZE_SYMBOL(REQUIRED, zeEventHostSynchronize, ze_result_t, (ze_event_handle_t, uint64_t))
-XAL_ZE_SYMBOL(REQUIRED, zeEventQueryStatus, ze_result_t, (ze_event_handle_t))
-XAL_ZE_SYMBOL(REQUIRED, zeEventHostReset, ze_result_t, (ze_event_handle_t))
-XAL_ZE_SYMBOL(REQUIRED, zeEventQueryKernelTimestamp, ze_result_t, (ze_event_handle_t, ze_kernel_timestamp_result_t*))
+#include "ze_api.h"
 
-// Memory, copies, fill
-XAL_ZE_SYMBOL(REQUIRED, zeMemAllocDevice, ze_result_t,
-              (ze_context_handle_t, const ze_device_mem_alloc_desc_t*, size_t, size_t, ze_device_handle_t, void**))
-XAL_ZE_SYMBOL(REQUIRED, zeMemAllocHost, ze_result_t,
-              (ze_context_handle_t, const ze_host_mem_alloc_desc_t*, size_t, size_t, void**))
-XAL_ZE_SYMBOL(OPTIONAL, zeMemAllocShared, ze_result_t,
-              (ze_context_handle_t, const ze_device_mem_alloc_desc_t*, const ze_host_mem_alloc_desc_t*, size_t, size_t,
-               ze_device_handle_t, void**))
-XAL_ZE_SYMBOL(REQUIRED, zeMemFree, ze_result_t, (ze_context_handle_t, void*))
-XAL_ZE_SYMBOL(REQUIRED, zeCommandListAppendMemoryCopy, ze_result_t,
-              (ze_command_list_handle_t, void*, const void*, size_t, ze_event_handle_t, uint32_t, ze_event_handle_t*))
-XAL_ZE_SYMBOL(REQUIRED, zeCommandListAppendMemoryFill, ze_result_t,
-              (ze_command_list_handle_t, void*, const void*, size_t, size_t, ze_event_handle_t, uint32_t,
-               ze_event_handle_t*))
+#define XAL_ZE_SYMBOLS(X) \
+  /* Drivers and devices */                                                         \
+  X(REQUIRED, zeInit, ZE_MAKE_VERSION(1, 0))                                        \
+  X(REQUIRED, zeDriverGet, ZE_MAKE_VERSION(1, 0))                                   \
+  X(REQUIRED, zeDriverGetApiVersion, ZE_MAKE_VERSION(1, 0))                         \
+  X(REQUIRED, zeDriverGetProperties, ZE_MAKE_VERSION(1, 0))                         \
+  X(REQUIRED, zeDeviceGet, ZE_MAKE_VERSION(1, 0))                                   \
+  X(REQUIRED, zeDeviceGetSubDevices, ZE_MAKE_VERSION(1, 0))                         \
+  X(REQUIRED, zeDeviceGetProperties, ZE_MAKE_VERSION(1, 0))                         \
+  X(REQUIRED, zeDeviceGetMemoryProperties, ZE_MAKE_VERSION(1, 0))                   \
+  X(REQUIRED, zeDeviceGetCommandQueueGroupProperties, ZE_MAKE_VERSION(1, 0))        \
+  X(OPTIONAL, zeDeviceCanAccessPeer, ZE_MAKE_VERSION(1, 0))                         \
+  X(OPTIONAL, zeDevicePciGetPropertiesExt, ZE_MAKE_VERSION(1, 3))                   \
+  /* Contexts, immediate command lists (streams), events */                         \
+  X(REQUIRED, zeContextCreate, ZE_MAKE_VERSION(1, 0))                               \
+  X(REQUIRED, zeContextDestroy, ZE_MAKE_VERSION(1, 0))                              \
+  X(REQUIRED, zeCommandListCreateImmediate, ZE_MAKE_VERSION(1, 0))                  \
+  X(REQUIRED, zeCommandListDestroy, ZE_MAKE_VERSION(1, 0))                          \
+  X(REQUIRED, zeCommandListAppendBarrier, ZE_MAKE_VERSION(1, 0))                    \
+  X(REQUIRED, zeCommandListAppendWaitOnEvents, ZE_MAKE_VERSION(1, 0))               \
+  X(REQUIRED, zeEventPoolCreate, ZE_MAKE_VERSION(1, 0))                             \
+  X(REQUIRED, zeEventPoolDestroy, ZE_MAKE_VERSION(1, 0))                            \
+  X(REQUIRED, zeEventCreate, ZE_MAKE_VERSION(1, 0))                                 \
+  X(REQUIRED, zeEventDestroy, ZE_MAKE_VERSION(1, 0))                                \
+  X(REQUIRED, zeEventHostSynchronize, ZE_MAKE_VERSION(1, 0))                        \
+  X(REQUIRED, zeEventQueryStatus, ZE_MAKE_VERSION(1, 0))                            \
+  X(REQUIRED, zeEventHostReset, ZE_MAKE_VERSION(1, 0))                              \
+  X(REQUIRED, zeEventQueryKernelTimestamp, ZE_MAKE_VERSION(1, 0))                   \
+  /* Memory, copies, fill */                                                        \
+  X(REQUIRED, zeMemAllocDevice, ZE_MAKE_VERSION(1, 0))                              \
+  X(REQUIRED, zeMemAllocHost, ZE_MAKE_VERSION(1, 0))                                \
+  X(OPTIONAL, zeMemAllocShared, ZE_MAKE_VERSION(1, 0))                              \
+  X(REQUIRED, zeMemFree, ZE_MAKE_VERSION(1, 0))                                     \
+  X(REQUIRED, zeCommandListAppendMemoryCopy, ZE_MAKE_VERSION(1, 0))                 \
+  X(REQUIRED, zeCommandListAppendMemoryFill, ZE_MAKE_VERSION(1, 0))                 \
+  /* Interop (ABI 1.1): imported USM and immediate command lists, IPC handles */    \
+  X(OPTIONAL, zeMemGetAllocProperties, ZE_MAKE_VERSION(1, 0))                       \
+  X(OPTIONAL, zeMemGetAddressRange, ZE_MAKE_VERSION(1, 0))                          \
+  X(OPTIONAL, zeMemGetIpcHandle, ZE_MAKE_VERSION(1, 0))                             \
+  X(OPTIONAL, zeMemOpenIpcHandle, ZE_MAKE_VERSION(1, 0))                            \
+  X(OPTIONAL, zeMemCloseIpcHandle, ZE_MAKE_VERSION(1, 0))                           \
+  X(OPTIONAL, zeCommandListGetDeviceHandle, ZE_MAKE_VERSION(1, 9))                  \
+  X(OPTIONAL, zeCommandListGetContextHandle, ZE_MAKE_VERSION(1, 9))                 \
+  X(OPTIONAL, zeCommandListIsImmediate, ZE_MAKE_VERSION(1, 9))                      \
+  /* Modules (SPIR-V) and kernels */                                                \
+  X(OPTIONAL, zeModuleCreate, ZE_MAKE_VERSION(1, 0))                                \
+  X(OPTIONAL, zeModuleDestroy, ZE_MAKE_VERSION(1, 0))                               \
+  X(OPTIONAL, zeModuleBuildLogGetString, ZE_MAKE_VERSION(1, 0))                     \
+  X(OPTIONAL, zeModuleBuildLogDestroy, ZE_MAKE_VERSION(1, 0))                       \
+  X(OPTIONAL, zeKernelCreate, ZE_MAKE_VERSION(1, 0))                                \
+  X(OPTIONAL, zeKernelDestroy, ZE_MAKE_VERSION(1, 0))                               \
+  X(OPTIONAL, zeKernelSetGroupSize, ZE_MAKE_VERSION(1, 0))                          \
+  X(OPTIONAL, zeKernelSetArgumentValue, ZE_MAKE_VERSION(1, 0))                      \
+  X(OPTIONAL, zeCommandListAppendLaunchKernel, ZE_MAKE_VERSION(1, 0))               \
+  /* Sysman (device handles double as Sysman handles under ZES_ENABLE_SYSMAN=1) */  \
+  X(OPTIONAL, zesDeviceGetState, ZE_MAKE_VERSION(1, 0))                             \
+  X(OPTIONAL, zesDeviceEnumMemoryModules, ZE_MAKE_VERSION(1, 0))                    \
+  X(OPTIONAL, zesMemoryGetState, ZE_MAKE_VERSION(1, 0))                             \
+  X(OPTIONAL, zesDeviceEnumPowerDomains, ZE_MAKE_VERSION(1, 0))                     \
+  X(OPTIONAL, zesPowerGetEnergyCounter, ZE_MAKE_VERSION(1, 0))                      \
+  X(OPTIONAL, zesDeviceEnumTemperatureSensors, ZE_MAKE_VERSION(1, 0))               \
+  X(OPTIONAL, zesTemperatureGetState, ZE_MAKE_VERSION(1, 0))                        \
+  X(OPTIONAL, zesDeviceEnumEngineGroups, ZE_MAKE_VERSION(1, 0))                     \
+  X(OPTIONAL, zesEngineGetProperties, ZE_MAKE_VERSION(1, 0))                        \
+  X(OPTIONAL, zesEngineGetActivity, ZE_MAKE_VERSION(1, 0))                          \
+  X(OPTIONAL, zesDeviceEnumRasErrorSets, ZE_MAKE_VERSION(1, 0))                     \
+  X(OPTIONAL, zesRasGetProperties, ZE_MAKE_VERSION(1, 0))                           \
+  X(OPTIONAL, zesRasGetState, ZE_MAKE_VERSION(1, 0))                                \
+  X(OPTIONAL, zesDeviceEnumFrequencyDomains, ZE_MAKE_VERSION(1, 0))                 \
+  X(OPTIONAL, zesFrequencyGetProperties, ZE_MAKE_VERSION(1, 0))                     \
+  X(OPTIONAL, zesFrequencyGetState, ZE_MAKE_VERSION(1, 0))
 
-// Interop (ABI 1.1): imported USM and immediate command lists, IPC handles.
-// The command-list queries are Level Zero 1.9's (not in the 1.4 headers):
-// without them a list cannot be checked, so none is imported.
-XAL_ZE_SYMBOL(OPTIONAL, zeMemGetAllocProperties, ze_result_t,
-              (ze_context_handle_t, const void*, ze_memory_allocation_properties_t*, ze_device_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeMemGetAddressRange, ze_result_t, (ze_context_handle_t, const void*, void**, size_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeMemGetIpcHandle, ze_result_t, (ze_context_handle_t, const void*, ze_ipc_mem_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeMemOpenIpcHandle, ze_result_t,
-              (ze_context_handle_t, ze_device_handle_t, ze_ipc_mem_handle_t, ze_ipc_memory_flags_t, void**))
-XAL_ZE_SYMBOL(OPTIONAL, zeMemCloseIpcHandle, ze_result_t, (ze_context_handle_t, const void*))
-XAL_ZE_SYMBOL(OPTIONAL, zeCommandListGetDeviceHandle, ze_result_t, (ze_command_list_handle_t, ze_device_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeCommandListGetContextHandle, ze_result_t, (ze_command_list_handle_t, ze_context_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeCommandListIsImmediate, ze_result_t, (ze_command_list_handle_t, ze_bool_t*))
-// Modules (SPIR-V) and kernels
-XAL_ZE_SYMBOL(OPTIONAL, zeModuleCreate, ze_result_t,
-              (ze_context_handle_t, ze_device_handle_t, const ze_module_desc_t*, ze_module_handle_t*,
-               ze_module_build_log_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeModuleDestroy, ze_result_t, (ze_module_handle_t))
-XAL_ZE_SYMBOL(OPTIONAL, zeModuleBuildLogGetString, ze_result_t, (ze_module_build_log_handle_t, size_t*, char*))
-XAL_ZE_SYMBOL(OPTIONAL, zeModuleBuildLogDestroy, ze_result_t, (ze_module_build_log_handle_t))
-XAL_ZE_SYMBOL(OPTIONAL, zeKernelCreate, ze_result_t, (ze_module_handle_t, const ze_kernel_desc_t*, ze_kernel_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zeKernelDestroy, ze_result_t, (ze_kernel_handle_t))
-XAL_ZE_SYMBOL(OPTIONAL, zeKernelSetGroupSize, ze_result_t, (ze_kernel_handle_t, uint32_t, uint32_t, uint32_t))
-XAL_ZE_SYMBOL(OPTIONAL, zeKernelSetArgumentValue, ze_result_t, (ze_kernel_handle_t, uint32_t, size_t, const void*))
-XAL_ZE_SYMBOL(OPTIONAL, zeCommandListAppendLaunchKernel, ze_result_t,
-              (ze_command_list_handle_t, ze_kernel_handle_t, const ze_group_count_t*, ze_event_handle_t, uint32_t,
-               ze_event_handle_t*))
+namespace xal::levelzero {
 
-// Sysman (device handles double as Sysman handles under ZES_ENABLE_SYSMAN=1)
-XAL_ZE_SYMBOL(OPTIONAL, zesDeviceGetState, ze_result_t, (zes_device_handle_t, zes_device_state_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesDeviceEnumMemoryModules, ze_result_t, (zes_device_handle_t, uint32_t*, zes_mem_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesMemoryGetState, ze_result_t, (zes_mem_handle_t, zes_mem_state_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesDeviceEnumPowerDomains, ze_result_t, (zes_device_handle_t, uint32_t*, zes_pwr_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesPowerGetEnergyCounter, ze_result_t, (zes_pwr_handle_t, zes_power_energy_counter_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesDeviceEnumTemperatureSensors, ze_result_t, (zes_device_handle_t, uint32_t*, zes_temp_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesTemperatureGetState, ze_result_t, (zes_temp_handle_t, double*))
-XAL_ZE_SYMBOL(OPTIONAL, zesDeviceEnumEngineGroups, ze_result_t, (zes_device_handle_t, uint32_t*, zes_engine_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesEngineGetProperties, ze_result_t, (zes_engine_handle_t, zes_engine_properties_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesEngineGetActivity, ze_result_t, (zes_engine_handle_t, zes_engine_stats_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesDeviceEnumRasErrorSets, ze_result_t, (zes_device_handle_t, uint32_t*, zes_ras_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesRasGetProperties, ze_result_t, (zes_ras_handle_t, zes_ras_properties_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesRasGetState, ze_result_t, (zes_ras_handle_t, ze_bool_t, zes_ras_state_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesDeviceEnumFrequencyDomains, ze_result_t, (zes_device_handle_t, uint32_t*, zes_freq_handle_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesFrequencyGetProperties, ze_result_t, (zes_freq_handle_t, zes_freq_properties_t*))
-XAL_ZE_SYMBOL(OPTIONAL, zesFrequencyGetState, ze_result_t, (zes_freq_handle_t, zes_freq_state_t*))
+// Level Zero's first release: a function of it is in every loader, and
+// the reason for its absence names no version.
+constexpr int64_t kZeFirstRelease = ZE_MAKE_VERSION(1, 0);
+
+// "Level Zero 1.9" for ZE_MAKE_VERSION(1, 9).
+inline std::string ze_version_text(int64_t since) {
+  return "Level Zero " + std::to_string(ZE_MAJOR_VERSION(since)) + "." +
+         std::to_string(ZE_MINOR_VERSION(since));
+}
+
+}  // namespace xal::levelzero

@@ -1,6 +1,8 @@
 // Simulated Level Zero interop: USM pointer queries, command-list queries
-// (Level Zero 1.9, declared here: the 1.4 headers lack them), a regular
-// command list to be told from an immediate one, and IPC handles.
+// (Level Zero 1.9: the 1.4 headers lack them; defined against the backend's
+// declarations in src/ze_api.h, so that the compiler checks their
+// signatures), a regular command list to be told from an immediate one,
+// and IPC handles.
 //
 // Like Intel's driver, the simulator finds an allocation of any context of
 // the same driver (zeMemGetAllocProperties, copies). An IPC handle names a
@@ -13,6 +15,7 @@
 #include <cstring>
 
 #include "sim_state.h"
+#include "ze_api.h"
 
 namespace {
 

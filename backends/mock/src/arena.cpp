@@ -1,4 +1,4 @@
-#include "arena.hpp"
+#include "arena.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "copy_engine.hpp"
+#include "copy_engine.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

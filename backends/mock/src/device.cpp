@@ -1,10 +1,13 @@
-#include "device.hpp"
+// Device (device.h) and the device entries (entries.h).
+#include "device.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
-#include "backend.hpp"
-#include "error.hpp"
+#include "backend.h"
+#include "entries.h"
+#include "errors.h"
 #include "xal_common/strings.hpp"
 
 namespace xal::mock {
@@ -227,6 +230,81 @@ void Device::reset() {
   std::lock_guard lock(mutex_);
   for (auto& [raw, event] : events_) event->reset();
   busy_.clear();
+}
+
+// Entries (entries.h).
+
+xal_status_t device_get_properties(xal_bdevice_t* device, xal_device_properties_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(Entry{services_of(&d)}, "device_get_properties", [&] {
+    check_out_struct(out, "device_get_properties: out_properties");
+    d.fill_properties(*out);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_synchronize(xal_bdevice_t* device) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(Entry{services_of(&d)}, "device_synchronize", [&] {
+    std::string message;
+    const xal_status_t s = d.synchronize(&message);
+    if (s != XAL_SUCCESS) throw Error(s, message);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_reset(xal_bdevice_t* device) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(Entry{services_of(&d)}, "device_reset", [&] {
+    d.reset();
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t device_get_health(xal_bdevice_t* device, xal_device_health_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(Entry{services_of(&d)}, "device_get_health", [&] {
+    check_out_struct(out, "device_get_health: out_health");
+    out->state = XAL_HEALTH_OK;
+    out->sticky_status = XAL_SUCCESS;
+    out->vendor_code = 0;
+    common::copy_string(out->message, "simulated device: healthy");
+    return XAL_SUCCESS;
+  });
+}
+
+// Accepts the struct from its first public version on (ABI 1.0 ended
+// before the job fields, as the core's xal_device_get_metrics takes it) and
+// writes nothing past the caller's struct_size.
+xal_status_t device_get_metrics(xal_bdevice_t* device, xal_device_metrics_t* out) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(Entry{services_of(&d)}, "device_get_metrics", [&] {
+    constexpr size_t kFirstSize = XAL_DEVICE_METRICS_SIZE_1_0;
+    check_not_null(out, "device_get_metrics: out_metrics");
+    if (out->struct_size < kFirstSize)
+      throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                  "device_get_metrics: out_metrics->struct_size is " +
+                      std::to_string(out->struct_size) + ", expected at least " +
+                      std::to_string(kFirstSize));
+    // Filled in a full copy that starts as the caller's fields, so that
+    // what the caller's struct holds and the mock does not set stays.
+    const size_t size = std::min(out->struct_size, sizeof(xal_device_metrics_t));
+    xal_device_metrics_t m{};
+    std::memcpy(&m, out, size);
+    d.fill_metrics(m);
+    std::memcpy(out, &m, size);
+    return XAL_SUCCESS;
+  });
+}
+
+void* device_ptr_to_host(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes) {
+  if (!device) return nullptr;
+  return as_device(device)->host_address(ptr, bytes);
 }
 
 }  // namespace xal::mock

@@ -1,4 +1,4 @@
-#include "device_spec.hpp"
+#include "device_spec.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "foreign_memory.hpp"
+#include "foreign_memory.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <iterator>
 #include <mutex>
 
-#include "error.hpp"
+#include "errors.h"
 
 namespace xal::mock {
 

@@ -1,4 +1,4 @@
-#include "kernels.hpp"
+#include "kernels.h"
 
 #include <sys/prctl.h>
 #include <tbb/blocked_range.h>
@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "backend.hpp"
-#include "device.hpp"
-#include "error.hpp"
+#include "backend.h"
+#include "device.h"
+#include "errors.h"
 #include "xal_common/strings.hpp"
 
 namespace xal::mock {

@@ -1,4 +1,4 @@
-#include "metrics.hpp"
+#include "metrics.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "profiles.hpp"
+#include "profiles.h"
 
 #include <array>
 

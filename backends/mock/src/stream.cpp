@@ -1,128 +1,63 @@
-#include "stream.hpp"
-
-#include <pthread.h>
-
-#include <new>
-
-#include "device.hpp"
-#include "error.hpp"
-#include "metrics.hpp"
+// Mock plugin entries: streams and host functions (the worker: stream_worker.h).
+#include "entries.h"
 
 namespace xal::mock {
 
-Stream::Stream(Device& device, uint32_t flags, BusyTracker& busy)
-    : device_(device), flags_(flags), busy_(busy) {
-  worker_ = std::thread([this] { run(); });
-  const std::string name = "xal-mock" + std::to_string(device.index());
-  pthread_setname_np(worker_.native_handle(), name.substr(0, 15).c_str());
-}
-
-Stream::~Stream() {
-  {
-    std::unique_lock lock(mutex_);
-    done_cv_.wait(lock, [this] { return completed_ == submitted_; });
-    stopping_ = true;
-  }
-  work_cv_.notify_all();
-  worker_.join();
-}
-
-void Stream::enqueue(Task task) {
-  std::lock_guard lock(mutex_);
-  queue_.push_back(std::move(task));
-  ++submitted_;
-  // Under the lock: once it is released the task may run, a synchronizer
-  // return and the stream be destroyed.
-  work_cv_.notify_one();
-}
-
-void Stream::drain() {
-  std::unique_lock lock(mutex_);
-  done_cv_.wait(lock, [this] { return completed_ == submitted_; });
-}
-
-xal_status_t Stream::synchronize(std::string* out_message) {
-  std::unique_lock lock(mutex_);
-  done_cv_.wait(lock, [this] { return completed_ == submitted_; });
-  const xal_status_t status = error_;
-  if (out_message) *out_message = error_message_;
-  error_ = XAL_SUCCESS;
-  error_message_.clear();
-  return status;
-}
-
-bool Stream::idle() const {
-  std::lock_guard lock(mutex_);
-  return completed_ == submitted_;
-}
-
-bool Stream::running_since(Clock::time_point* out) const {
-  std::lock_guard lock(mutex_);
-  if (!running_device_work_) return false;
-  *out = running_since_;
-  return true;
-}
-
-void Stream::finish(Clock::time_point start, bool device_work,
-                    xal_status_t status, std::string message) {
-  if (device_work) busy_.end(start, Clock::now());
-  if (status != XAL_SUCCESS) {
-    std::lock_guard lock(mutex_);
-    if (error_ == XAL_SUCCESS) {
-      error_ = status;
-      error_message_ = std::move(message);
+xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags, xal_bstream_t** out) {
+  XAL_MOCK_REQUIRE_HANDLE(device);
+  Device& d = *as_device(device);
+  return guarded(Entry{services_of(&d)}, "stream_create", [&] {
+    check_not_null(out, "stream_create: out_stream");
+    if (flags & ~XAL_STREAM_NON_BLOCKING)
+      throw Error(XAL_ERROR_INVALID_ARGUMENT, "stream_create: unknown flags " + hex(flags));
+    try {
+      *out = to_handle<xal_bstream_t>(d.create_stream(flags));
+    } catch (const std::system_error& e) {
+      throw Error(XAL_ERROR_OUT_OF_HOST_MEMORY,
+                  std::string("stream_create: cannot start a worker thread: ") + e.what());
     }
-  }
+    return XAL_SUCCESS;
+  });
 }
 
-bool Stream::begin_inline(bool device_work, Clock::time_point* out_start) {
-  std::lock_guard lock(mutex_);
-  if (completed_ != submitted_) return false;
-  ++submitted_;
-  inline_running_ = true;
-  *out_start = Clock::now();
-  running_device_work_ = device_work;
-  running_since_ = *out_start;
-  if (device_work) busy_.begin(*out_start);
-  return true;
+xal_status_t stream_destroy(xal_bstream_t* stream) {
+  XAL_MOCK_REQUIRE_HANDLE(stream);
+  Stream* s = as_stream(stream);
+  Device& d = s->device();
+  return guarded(Entry{services_of(&d)}, "stream_destroy", [&] {
+    if (!d.destroy_stream(s))
+      throw Error(XAL_ERROR_INVALID_HANDLE, "stream_destroy: not a live mock stream");
+    return XAL_SUCCESS;
+  });
 }
 
-void Stream::end_inline(Clock::time_point start, bool device_work,
-                        xal_status_t status, std::string message) {
-  finish(start, device_work, status, std::move(message));
-  std::lock_guard lock(mutex_);
-  inline_running_ = false;
-  running_device_work_ = false;
-  ++completed_;
-  if (completed_ == submitted_) done_cv_.notify_all();
-  // Work queued meanwhile may start now. Notified under the lock: once it
-  // is released a synchronizer may destroy the stream.
-  if (!queue_.empty()) work_cv_.notify_one();
-}
-
-void Stream::run() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    work_cv_.wait(lock, [this] {
-      return (stopping_ && !inline_running_) || (!queue_.empty() && !inline_running_);
-    });
-    if (queue_.empty()) return;  // stopping and drained
-    Task task = std::move(queue_.front());
-    queue_.pop_front();
-    const Clock::time_point start = Clock::now();
-    running_device_work_ = task.device_work;
-    running_since_ = start;
-    if (task.device_work) busy_.begin(start);
-    lock.unlock();
+xal_status_t stream_synchronize(xal_bstream_t* stream) {
+  XAL_MOCK_REQUIRE_HANDLE(stream);
+  Stream& s = *as_stream(stream);
+  return guarded(Entry{services_of(&s)}, "stream_synchronize", [&] {
     std::string message;
-    const xal_status_t status = invoke(task.body, &message);
-    task.body = nullptr;  // release captures before reporting completion
-    finish(start, task.device_work, status, std::move(message));
-    lock.lock();
-    running_device_work_ = false;
-    ++completed_;
-    if (completed_ == submitted_) done_cv_.notify_all();
-  }
+    const xal_status_t status = s.synchronize(&message);
+    if (status != XAL_SUCCESS) throw Error(status, message);
+    return XAL_SUCCESS;
+  });
+}
+
+xal_status_t stream_query(xal_bstream_t* stream) {
+  XAL_MOCK_REQUIRE_HANDLE(stream);
+  Stream& s = *as_stream(stream);
+  return guarded(Entry{services_of(&s)}, "stream_query", [&] {
+    return s.idle() ? XAL_SUCCESS : XAL_NOT_READY;
+  });
+}
+
+xal_status_t stream_enqueue_host_func(xal_bstream_t* stream, void (*fn)(void*), void* user) {
+  XAL_MOCK_REQUIRE_HANDLE(stream);
+  Stream& s = *as_stream(stream);
+  return guarded(Entry{services_of(&s)}, "stream_enqueue_host_func", [&] {
+    check_not_null(reinterpret_cast<const void*>(fn), "stream_enqueue_host_func: fn");
+    s.enqueue({[fn, user] { fn(user); }, false});
+    return XAL_SUCCESS;
+  });
 }
 
 }  // namespace xal::mock

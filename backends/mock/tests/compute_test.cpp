@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "device_spec.hpp"
-#include "kernels.hpp"
-#include "mock_harness.hpp"
-#include "profiles.hpp"
+#include "device_spec.h"
+#include "kernels.h"
+#include "mock_harness.h"
+#include "profiles.h"
 
 namespace xal::mock {
 namespace {

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "mock_harness.hpp"
+#include "mock_harness.h"
 
 namespace xal::mock {
 namespace {

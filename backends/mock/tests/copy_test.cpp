@@ -7,8 +7,8 @@
 #include <numeric>
 #include <vector>
 
-#include "copy_engine.hpp"
-#include "mock_harness.hpp"
+#include "copy_engine.h"
+#include "mock_harness.h"
 
 namespace xal::mock {
 namespace {

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "metrics.hpp"
-#include "mock_harness.hpp"
+#include "metrics.h"
+#include "mock_harness.h"
 
 namespace xal::mock {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "mock_harness.hpp"
+#include "mock_harness.h"
 
 namespace xal::mock {
 namespace {

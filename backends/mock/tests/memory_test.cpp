@@ -5,8 +5,8 @@
 #include <random>
 #include <set>
 
-#include "arena.hpp"
-#include "mock_harness.hpp"
+#include "arena.h"
+#include "mock_harness.h"
 
 namespace xal::mock {
 namespace {

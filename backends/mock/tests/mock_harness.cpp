@@ -1,4 +1,4 @@
-#include "mock_harness.hpp"
+#include "mock_harness.h"
 
 #include <dlfcn.h>
 

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <string>
 
-#include "device_spec.hpp"
-#include "mock_harness.hpp"
+#include "device_spec.h"
+#include "mock_harness.h"
 
 namespace xal::mock {
 namespace {

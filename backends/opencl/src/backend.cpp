@@ -140,7 +140,7 @@ xal_status_t add_platform(xal_backend_s& b, cl_platform_id id,
 xal_status_t init(const xal_backend_init_args_t* args,
                           xal_backend_t** out_backend) {
   const xal_backend_services_t* s = args != nullptr ? args->services : nullptr;
-  return guarded(s, "opencl init", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "opencl init", [&]() -> xal_status_t {
     if (args == nullptr || out_backend == nullptr) {
       return report(s, XAL_ERROR_INVALID_ARGUMENT, "opencl init: NULL argument");
     }
@@ -198,7 +198,7 @@ xal_status_t init(const xal_backend_init_args_t* args,
 
 xal_status_t shutdown(xal_backend_t* backend) {
   const xal_backend_services_t* s = backend != nullptr ? backend->services : nullptr;
-  return guarded(s, "opencl shutdown", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "opencl shutdown", [&]() -> xal_status_t {
     if (backend == nullptr) return XAL_ERROR_INVALID_HANDLE;
     BackendPtr owned(backend);
     return XAL_SUCCESS;
@@ -206,7 +206,7 @@ xal_status_t shutdown(xal_backend_t* backend) {
 }
 
 xal_status_t describe(xal_backend_t* backend, xal_backend_describe_t* out) {
-  return guarded(backend->services, "opencl describe", [&]() -> xal_status_t {
+  return guarded(Entry{backend->services}, "opencl describe", [&]() -> xal_status_t {
     common::copy_string(out->name, "opencl");
     const std::string driver =
         backend->devices.empty() ? "" : backend->devices.front()->info.driver_version;
@@ -229,7 +229,7 @@ xal_status_t device_count(xal_backend_t* backend, uint32_t* out_count) {
 }
 
 xal_status_t device_get(xal_backend_t* backend, uint32_t index, xal_bdevice_t** out) {
-  return guarded(backend->services, "device_get", [&]() -> xal_status_t {
+  return guarded(Entry{backend->services}, "device_get", [&]() -> xal_status_t {
     if (index >= backend->devices.size()) {
       return report(backend->services, XAL_ERROR_INVALID_ARGUMENT,
                     "device index " + std::to_string(index) + " is out of range (" +
@@ -241,7 +241,7 @@ xal_status_t device_get(xal_backend_t* backend, uint32_t index, xal_bdevice_t** 
 }
 
 xal_status_t device_get_properties(xal_bdevice_t* device, xal_device_properties_t* out) {
-  return guarded(device->backend->services, "device_get_properties", [&] {
+  return guarded(Entry{device->backend->services}, "device_get_properties", [&] {
     const Platform& p = device->backend->platforms[device->platform];
     fill_properties(device->info, p.device_count > 1, out);
     // Interop, where the loader has the queries (interop.cpp); no IPC.

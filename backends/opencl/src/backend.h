@@ -185,16 +185,18 @@ struct xal_backend_s {
 
 namespace xal::opencl {
 
-// Runs `body` (returning xal_status_t) and turns any exception into a
-// status with a message: the try/catch every table entry needs (the shared
-// barrier of backends/support; the message is the exception's, else `op`).
-template <typename F>
-xal_status_t guarded(const xal_backend_services_t* services, const char* op,
-                     F&& body) noexcept {
-  return support::catch_all(body, [services, op](xal_status_t status, const char* what) {
-    return report(services, status, what != nullptr ? what : op);
-  });
-}
+// The OpenCL entry context for the shared exception barrier
+// (support::guarded(Entry{services}, op, body)): an exception becomes a
+// status whose message is the exception's, else `op`, recorded through
+// `services` (may be null; not owned). Thread-safe.
+struct Entry {
+  const xal_backend_services_t* services;
+  xal_status_t fail(const support::Caught& caught) const {
+    return report(services, caught.status,
+                  caught.what != nullptr ? caught.what : caught.operation);
+  }
+};
+using support::guarded;
 
 // Resolves [ptr, ptr+bytes) to a buffer of `context` (any device of the
 // instance that shares it) or reports OUT_OF_BOUNDS / INVALID_ARGUMENT

@@ -98,7 +98,7 @@ xal_status_t launch(xal_bstream_s& stream, cl_kernel k, size_t count, const Args
 xal_status_t reduce(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t src, size_t count,
                     uint32_t dtype, uint32_t op) {
   const xal_backend_services_t* s = stream->device->backend->services;
-  return guarded(s, "opencl reduce", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "opencl reduce", [&]() -> xal_status_t {
     xal_status_t st = check_dtype(s, *stream->device, dtype, "reduce");
     if (st != XAL_SUCCESS) return st;
     if (op > XAL_OP_MAX) {
@@ -124,7 +124,7 @@ xal_status_t reduce(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t src, s
 xal_status_t divide(xal_bstream_t* stream, xal_devptr_t dst, size_t count, uint32_t dtype,
                     uint32_t divisor) {
   const xal_backend_services_t* s = stream->device->backend->services;
-  return guarded(s, "opencl divide", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "opencl divide", [&]() -> xal_status_t {
     xal_status_t st = check_dtype(s, *stream->device, dtype, "divide");
     if (st != XAL_SUCCESS) return st;
     if (divisor == 0) return report(s, XAL_ERROR_INVALID_ARGUMENT, "divide: divisor is 0");

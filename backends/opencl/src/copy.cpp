@@ -51,7 +51,7 @@ cl_int copy_in_pieces(xal_bstream_s& stream, cl_mem mem, size_t src, size_t dst,
 
 xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst, const void* src,
                          size_t bytes) {
-  return guarded(services_of(stream), "memcpy_htod", [&]() -> xal_status_t {
+  return guarded(Entry{services_of(stream)}, "memcpy_htod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     const xal_backend_s& b = *stream->device->backend;
     Resolved r;
@@ -66,7 +66,7 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst, const void* sr
 }
 
 xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src, size_t bytes) {
-  return guarded(services_of(stream), "memcpy_dtoh", [&]() -> xal_status_t {
+  return guarded(Entry{services_of(stream)}, "memcpy_dtoh", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     const xal_backend_s& b = *stream->device->backend;
     Resolved r;
@@ -82,7 +82,7 @@ xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src, siz
 
 xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t src,
                          size_t bytes) {
-  return guarded(services_of(stream), "memcpy_dtod", [&]() -> xal_status_t {
+  return guarded(Entry{services_of(stream)}, "memcpy_dtod", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     const xal_backend_s& b = *stream->device->backend;
     Resolved d, sr;
@@ -132,7 +132,7 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t s
 xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device, xal_devptr_t dst,
                          xal_bdevice_t* src_device, xal_devptr_t src, size_t bytes) {
   const xal_backend_services_t* s = services_of(stream);
-  return guarded(s, "memcpy_peer", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "memcpy_peer", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     if (dst_device->context == stream->device->context &&
         src_device->context == stream->device->context) {
@@ -168,7 +168,7 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device, xal_d
 
 xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value,
                           size_t bytes) {
-  return guarded(services_of(stream), "memset", [&]() -> xal_status_t {
+  return guarded(Entry{services_of(stream)}, "memset", [&]() -> xal_status_t {
     if (bytes == 0) return XAL_SUCCESS;
     const xal_backend_s& b = *stream->device->backend;
     Resolved r;

@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <string_view>
+#include "xalsupport/symbol_table.h"
 
 namespace xal::opencl {
 
@@ -21,18 +21,14 @@ bool DynamicSymbols::load(const std::string& path, std::string& error) {
     return false;
   }
   ClApi api{};
-  std::string missing;
-#define XAL_CL_RESOLVE(kind, name)                                         \
-  api.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));    \
-  if (api.name == nullptr && std::string_view(#kind) == "REQUIRED" &&      \
-      missing.empty()) {                                                   \
-    missing = #name;                                                       \
-  }
+  support::SymbolResolver resolver(support::dlsym_lookup(handle));
+#define XAL_CL_RESOLVE(kind, name, since) \
+  resolver.resolve(support::SymbolKind::kind, #name, since, api.name);
   XAL_CL_SYMBOLS(XAL_CL_RESOLVE)
 #undef XAL_CL_RESOLVE
-  if (!missing.empty()) {
+  if (!resolver.complete()) {
     dlclose(handle);
-    error = path + " is too old: missing " + missing;
+    error = resolver.reason(path, opencl_version_text, kOpenClFirstRelease);
     return false;
   }
   if (handle_ != nullptr) dlclose(handle_);

@@ -11,7 +11,7 @@ namespace xal::opencl {
 
 // The resolved entry points; a field is NULL only for a missing OPTIONAL one.
 struct ClApi {
-#define XAL_CL_FIELD(kind, name) decltype(&::name) name = nullptr;
+#define XAL_CL_FIELD(kind, name, since) decltype(&::name) name = nullptr;
   XAL_CL_SYMBOLS(XAL_CL_FIELD)
 #undef XAL_CL_FIELD
 };
@@ -27,7 +27,8 @@ class DynamicSymbols {
 
   // Opens `path` (a soname or a file) and resolves the table. On failure
   // returns false and sets `error`: the dlerror text, or "<path> is too
-  // old: missing clXxx" for a missing REQUIRED function.
+  // old: missing clXxx (OpenCL 1.2 or newer needed)" for a missing REQUIRED
+  // function (no version for one of OpenCL 1.0).
   bool load(const std::string& path, std::string& error);
 
   const ClApi& api() const { return api_; }

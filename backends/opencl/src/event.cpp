@@ -47,7 +47,7 @@ void release_event(xal_bevent_s& event) {
 }
 
 xal_status_t event_create(xal_bdevice_t* device, uint32_t flags, xal_bevent_t** out) {
-  return guarded(device->backend->services, "event_create", [&]() -> xal_status_t {
+  return guarded(Entry{device->backend->services}, "event_create", [&]() -> xal_status_t {
     auto event = std::make_unique<xal_bevent_s>();
     event->device = device;
     event->flags = flags;
@@ -58,7 +58,7 @@ xal_status_t event_create(xal_bdevice_t* device, uint32_t flags, xal_bevent_t** 
 
 xal_status_t event_destroy(xal_bevent_t* event) {
   xal_backend_s* b = event->device->backend;
-  return guarded(b->services, "event_destroy", [&]() -> xal_status_t {
+  return guarded(Entry{b->services}, "event_destroy", [&]() -> xal_status_t {
     std::unique_ptr<xal_bevent_s> owned = b->events.remove(event);
     if (!owned) return report(b->services, XAL_ERROR_INVALID_HANDLE, "event_destroy: unknown event");
     release_event(*owned);
@@ -68,7 +68,7 @@ xal_status_t event_destroy(xal_bevent_t* event) {
 
 xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
   const xal_backend_services_t* s = event->device->backend->services;
-  return guarded(s, "event_record", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "event_record", [&]() -> xal_status_t {
     const ClApi& api = event->device->backend->api();
     cl_event marker = nullptr;
     cl_int rc = submit(*stream, [&](cl_event* ev) {
@@ -93,7 +93,7 @@ xal_status_t event_record(xal_bevent_t* event, xal_bstream_t* stream) {
 
 xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
   const xal_backend_services_t* s = stream->device->backend->services;
-  return guarded(s, "stream_wait_event", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "stream_wait_event", [&]() -> xal_status_t {
     const ClApi& api = stream->device->backend->api();
     cl_context ev_context = nullptr;
     cl_event ev = current(*event, &ev_context);
@@ -139,7 +139,7 @@ xal_status_t stream_wait_event(xal_bstream_t* stream, xal_bevent_t* event) {
 
 xal_status_t event_synchronize(xal_bevent_t* event) {
   const xal_backend_services_t* s = event->device->backend->services;
-  return guarded(s, "event_synchronize", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "event_synchronize", [&]() -> xal_status_t {
     const ClApi& api = event->device->backend->api();
     cl_event ev = current(*event);
     if (ev == nullptr) return XAL_SUCCESS;
@@ -157,7 +157,7 @@ xal_status_t event_synchronize(xal_bevent_t* event) {
 
 xal_status_t event_query(xal_bevent_t* event) {
   const xal_backend_services_t* s = event->device->backend->services;
-  return guarded(s, "event_query", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "event_query", [&]() -> xal_status_t {
     const ClApi& api = event->device->backend->api();
     cl_event ev = current(*event);
     if (ev == nullptr) return XAL_SUCCESS;
@@ -172,7 +172,7 @@ xal_status_t event_query(xal_bevent_t* event) {
 
 xal_status_t event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end, float* out_ms) {
   const xal_backend_services_t* s = start->device->backend->services;
-  return guarded(s, "event_elapsed_ms", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "event_elapsed_ms", [&]() -> xal_status_t {
     if (((start->flags | end->flags) & XAL_EVENT_DISABLE_TIMING) != 0) {
       return report(s, XAL_ERROR_INVALID_ARGUMENT,
                     "event_elapsed_ms: an event was created with XAL_EVENT_DISABLE_TIMING");

@@ -59,7 +59,7 @@ const void* native_extension() { return &kNativeExtension; }
 xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes, uint32_t flags,
                         xal_devptr_t* out_ptr) {
   const xal_backend_services_t* s = device->backend->services;
-  return guarded(s, "mem_import", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "mem_import", [&]() -> xal_status_t {
     const ClApi& api = device->backend->api();
     if ((flags & XAL_MEM_IMPORT_HOST) != 0) {
       return report(s, XAL_ERROR_INVALID_ARGUMENT,
@@ -124,7 +124,7 @@ xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes, ui
 // refusal is reported.
 xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr) {
   const xal_backend_services_t* s = device->backend->services;
-  return guarded(s, "mem_import_release", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "mem_import_release", [&]() -> xal_status_t {
     // An import of the device's own memory holds nothing of its own.
     if (device->memory->resolve(ptr, 1) && !device->memory->imported_at(ptr)) {
       return XAL_SUCCESS;
@@ -145,7 +145,7 @@ xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr) {
 xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t /*flags*/,
                            xal_bstream_t** out_stream) {
   const xal_backend_services_t* s = device->backend->services;
-  return guarded(s, "stream_import", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "stream_import", [&]() -> xal_status_t {
     const ClApi& api = device->backend->api();
     if (api.clGetCommandQueueInfo == nullptr) {
       return report(s, XAL_ERROR_NOT_SUPPORTED,

@@ -40,7 +40,7 @@ xal_status_t resolve_or_report(const xal_backend_s& backend, cl_context context,
 
 xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes, xal_devptr_t* out_ptr) {
   const xal_backend_services_t* s = device->backend->services;
-  return guarded(s, "mem_alloc", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "mem_alloc", [&]() -> xal_status_t {
     if (bytes == 0) return report(s, XAL_ERROR_INVALID_ARGUMENT, "mem_alloc: 0 bytes");
     const ClApi& api = device->backend->api();
     cl_int rc = CL_SUCCESS;
@@ -73,7 +73,7 @@ xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes, xal_devptr_t* out_pt
 
 xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
   const xal_backend_services_t* s = device->backend->services;
-  return guarded(s, "mem_free", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "mem_free", [&]() -> xal_status_t {
     // OpenCL keeps the buffer until queued commands that use it finish. The
     // address stays live when the release fails: the core retries the free.
     xal_backend_s& b = *device->backend;
@@ -99,7 +99,7 @@ xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free, uint64_t* o
 
 xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags, void** out_ptr) {
   const xal_backend_services_t* s = backend->services;
-  return guarded(s, "host_alloc", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "host_alloc", [&]() -> xal_status_t {
     (void)flags;  // write-combining has no OpenCL equivalent; ignored
     if (bytes == 0) return report(s, XAL_ERROR_INVALID_ARGUMENT, "host_alloc: 0 bytes");
     const ClApi& api = backend->api();
@@ -146,7 +146,7 @@ xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags, vo
 
 xal_status_t host_free(xal_backend_t* backend, void* ptr) {
   const xal_backend_services_t* s = backend->services;
-  return guarded(s, "host_free", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "host_free", [&]() -> xal_status_t {
     HostAllocation h;
     {
       std::lock_guard lock(backend->host_mutex);

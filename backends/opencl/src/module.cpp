@@ -71,7 +71,7 @@ void release_module(xal_bmodule_s& module) {
 xal_status_t module_load(xal_bdevice_t* device, uint32_t format, const void* image,
                          size_t bytes, xal_bmodule_t** out) {
   const xal_backend_services_t* s = device->backend->services;
-  return guarded(s, "module_load", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "module_load", [&]() -> xal_status_t {
     const ClApi& api = device->backend->api();
     if (image == nullptr || bytes == 0) {
       return report(s, XAL_ERROR_INVALID_ARGUMENT, "module_load: empty image");
@@ -115,7 +115,7 @@ xal_status_t module_load(xal_bdevice_t* device, uint32_t format, const void* ima
 
 xal_status_t module_unload(xal_bmodule_t* module) {
   xal_backend_s* b = module->device->backend;
-  return guarded(b->services, "module_unload", [&]() -> xal_status_t {
+  return guarded(Entry{b->services}, "module_unload", [&]() -> xal_status_t {
     std::unique_ptr<xal_bmodule_s> owned = b->modules.remove(module);
     if (!owned) return report(b->services, XAL_ERROR_INVALID_HANDLE, "module_unload: unknown module");
     release_module(*owned);
@@ -125,7 +125,7 @@ xal_status_t module_unload(xal_bmodule_t* module) {
 
 xal_status_t kernel_get(xal_bmodule_t* module, const char* name, xal_bkernel_t** out) {
   const xal_backend_services_t* s = module->device->backend->services;
-  return guarded(s, "kernel_get", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "kernel_get", [&]() -> xal_status_t {
     if (name == nullptr) return report(s, XAL_ERROR_INVALID_ARGUMENT, "kernel_get: NULL name");
     const ClApi& api = module->device->backend->api();
     std::lock_guard lock(module->mutex);
@@ -168,7 +168,7 @@ xal_status_t kernel_get(xal_bmodule_t* module, const char* name, xal_bkernel_t**
 xal_status_t kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
                            const xal_launch_config_t* config, void** args, size_t arg_count) {
   const xal_backend_services_t* s = stream->device->backend->services;
-  return guarded(s, "kernel_launch", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "kernel_launch", [&]() -> xal_status_t {
     const xal_backend_s& b = *stream->device->backend;
     const ClApi& api = b.api();
     if (config == nullptr || config->arg_sizes == nullptr) {

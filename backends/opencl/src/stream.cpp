@@ -79,7 +79,7 @@ void release_stream(xal_bstream_s& stream) {
 
 xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags, xal_bstream_t** out) {
   const xal_backend_services_t* s = device->backend->services;
-  return guarded(s, "stream_create", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "stream_create", [&]() -> xal_status_t {
     (void)flags;  // every OpenCL queue is independent of the others
     const ClApi& api = device->backend->api();
     cl_int rc = CL_SUCCESS;
@@ -97,7 +97,7 @@ xal_status_t stream_create(xal_bdevice_t* device, uint32_t flags, xal_bstream_t*
 
 xal_status_t stream_destroy(xal_bstream_t* stream) {
   xal_backend_s* b = stream->device->backend;
-  return guarded(b->services, "stream_destroy", [&]() -> xal_status_t {
+  return guarded(Entry{b->services}, "stream_destroy", [&]() -> xal_status_t {
     std::unique_ptr<xal_bstream_s> owned = b->streams.remove(stream);
     if (!owned) return report(b->services, XAL_ERROR_INVALID_HANDLE, "stream_destroy: unknown stream");
     // A command that failed and was not yet reported is reported (a failing
@@ -118,7 +118,7 @@ xal_status_t stream_destroy(xal_bstream_t* stream) {
 
 xal_status_t stream_synchronize(xal_bstream_t* stream) {
   const xal_backend_services_t* s = stream->device->backend->services;
-  return guarded(s, "stream_synchronize", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "stream_synchronize", [&]() -> xal_status_t {
     const cl_int rc = stream->device->backend->api().clFinish(stream->queue);
     if (rc != CL_SUCCESS) return report_cl(s, rc, "clFinish", "stream_synchronize");
     const cl_int failed = stream->log->collect();
@@ -129,7 +129,7 @@ xal_status_t stream_synchronize(xal_bstream_t* stream) {
 
 xal_status_t stream_query(xal_bstream_t* stream) {
   const xal_backend_services_t* s = stream->device->backend->services;
-  return guarded(s, "stream_query", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "stream_query", [&]() -> xal_status_t {
     bool busy = false;
     const cl_int failed = stream->log->collect(&busy);
     if (failed != CL_SUCCESS) return report_cl(s, failed, "stream_query", kCommandFailed);
@@ -139,7 +139,7 @@ xal_status_t stream_query(xal_bstream_t* stream) {
 
 xal_status_t device_synchronize(xal_bdevice_t* device) {
   xal_backend_s* b = device->backend;
-  return guarded(b->services, "device_synchronize", [&]() -> xal_status_t {
+  return guarded(Entry{b->services}, "device_synchronize", [&]() -> xal_status_t {
     const ClApi& api = b->api();
     // Each stream's queue (retained) and command log: a stream destroyed
     // meanwhile leaves both alive.
@@ -168,7 +168,7 @@ xal_status_t device_synchronize(xal_bdevice_t* device) {
 
 xal_status_t stream_enqueue_host_func(xal_bstream_t* stream, void (*fn)(void*), void* user) {
   const xal_backend_services_t* s = stream->device->backend->services;
-  return guarded(s, "stream_enqueue_host_func", [&]() -> xal_status_t {
+  return guarded(Entry{s}, "stream_enqueue_host_func", [&]() -> xal_status_t {
     if (fn == nullptr) return report(s, XAL_ERROR_INVALID_ARGUMENT, "host func is NULL");
     xal_backend_s& b = *stream->device->backend;
     const ClApi& api = b.api();

@@ -36,6 +36,6 @@
 #include "symbols.h"
 
 // CL_INVALID_OPERATION; callers ignore the arguments they passed.
-#define XAL_FAKE_STUB(kind, name) \
+#define XAL_FAKE_STUB(kind, name, since) \
   extern "C" __attribute__((visibility("default"))) int32_t name() { return -59; }
 XAL_CL_SYMBOLS(XAL_FAKE_STUB)

@@ -1,14 +1,19 @@
 // The vendor backends' shared plugin-side code: the exception barrier,
-// reporting through the services table and the status-table lookup.
+// reporting through the services table, the status-table lookup and the
+// resolution of vendor symbol lists.
 #include <gtest/gtest.h>
+
+#include <dlfcn.h>
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "xalsupport/config.h"
@@ -18,6 +23,7 @@
 #include "xalsupport/report.h"
 #include "xalsupport/status_table.h"
 #include "xalsupport/sticky_error.h"
+#include "xalsupport/symbol_table.h"
 
 namespace xal::support {
 namespace {
@@ -285,6 +291,89 @@ TEST(NcclAbi, ResultsMapToStatusesAndNames) {
     EXPECT_EQ(nccl_abi::status_of(unknown), XAL_ERROR_BACKEND) << unknown;
     EXPECT_STREQ(nccl_abi::result_name(unknown), "ncclUnknownResult") << unknown;
   }
+}
+
+// A fake library for SymbolResolver: two functions, looked up by name;
+// every lookup is recorded with the version it asked for.
+int fake_open() { return 1; }
+int fake_close() { return 2; }
+struct FakeLibrary {
+  std::string asked;
+  SymbolLookup lookup() {
+    return [this](const char* name, int64_t since) -> void* {
+      asked += std::string(name) + "@" + std::to_string(since) + " ";
+      if (std::string_view(name) == "fake_open") return reinterpret_cast<void*>(&fake_open);
+      if (std::string_view(name) == "fake_close") return reinterpret_cast<void*>(&fake_close);
+      return nullptr;
+    };
+  }
+};
+std::string fake_version(int64_t since) {
+  return "Fake " + std::to_string(since / 100) + "." + std::to_string(since % 100);
+}
+
+TEST(SymbolResolver, ResolvesEveryEntryIntoItsTypedSlot) {
+  FakeLibrary library;
+  SymbolResolver resolver(library.lookup());
+  int (*open)() = nullptr;
+  int (*close)() = nullptr;
+  resolver.resolve(SymbolKind::REQUIRED, "fake_open", 102, open);
+  resolver.resolve(SymbolKind::OPTIONAL, "fake_close", 305, close);
+  EXPECT_TRUE(resolver.complete());
+  EXPECT_EQ(resolver.missing(), nullptr);
+  EXPECT_EQ(resolver.reason("libfake.so.1", fake_version), "");
+  ASSERT_NE(open, nullptr);
+  ASSERT_NE(close, nullptr);
+  EXPECT_EQ(open(), 1);
+  EXPECT_EQ(close(), 2);
+  EXPECT_EQ(library.asked, "fake_open@102 fake_close@305 ");  // `since` passed on
+}
+
+TEST(SymbolResolver, MissingOptionalEntryIsNullAndNotAFailure) {
+  FakeLibrary library;
+  SymbolResolver resolver(library.lookup());
+  int (*open)() = nullptr;
+  int (*absent)() = &fake_close;
+  resolver.resolve(SymbolKind::REQUIRED, "fake_open", 100, open);
+  resolver.resolve(SymbolKind::OPTIONAL, "fake_absent", 200, absent);
+  EXPECT_EQ(absent, nullptr);
+  EXPECT_NE(open, nullptr);
+  EXPECT_TRUE(resolver.complete());
+  EXPECT_EQ(resolver.reason("libfake.so.1", fake_version), "");
+}
+
+TEST(SymbolResolver, FirstMissingRequiredEntryGivesTheReasonWithItsVersion) {
+  FakeLibrary library;
+  SymbolResolver resolver(library.lookup());
+  int (*slots[4])() = {&fake_open, &fake_open, &fake_open, nullptr};
+  resolver.resolve(SymbolKind::OPTIONAL, "fake_gone", 900, slots[0]);
+  resolver.resolve(SymbolKind::REQUIRED, "fake_new", 412, slots[1]);
+  resolver.resolve(SymbolKind::REQUIRED, "fake_newer", 520, slots[2]);
+  resolver.resolve(SymbolKind::REQUIRED, "fake_close", 100, slots[3]);
+  EXPECT_FALSE(resolver.complete());
+  EXPECT_STREQ(resolver.missing(), "fake_new");
+  EXPECT_EQ(resolver.missing_since(), 412);
+  EXPECT_EQ(resolver.reason("libfake.so.1", fake_version),
+            "libfake.so.1 is too old: missing fake_new (Fake 4.12 or newer needed)");
+  // A symbol of the first release names no version: every one has it.
+  EXPECT_EQ(resolver.reason("libfake.so.1", fake_version, 412),
+            "libfake.so.1 is too old: missing fake_new");
+  EXPECT_EQ(resolver.reason("libfake.so.1", fake_version, 411),
+            "libfake.so.1 is too old: missing fake_new (Fake 4.12 or newer needed)");
+  // Every entry is still looked up: the later ones are filled or null.
+  EXPECT_EQ(slots[0], nullptr);
+  EXPECT_EQ(slots[1], nullptr);
+  EXPECT_EQ(slots[2], nullptr);
+  EXPECT_EQ(slots[3], &fake_close);
+}
+
+TEST(SymbolResolver, DlsymLookupFindsTheLibrarysExports) {
+  SymbolResolver resolver(dlsym_lookup(RTLD_DEFAULT));
+  void* found = resolver.find(SymbolKind::REQUIRED, "malloc", 0);
+  EXPECT_NE(found, nullptr);
+  EXPECT_TRUE(resolver.complete());
+  EXPECT_EQ(resolver.find(SymbolKind::REQUIRED, "xal_no_such_function_anywhere", 7), nullptr);
+  EXPECT_STREQ(resolver.missing(), "xal_no_such_function_anywhere");
 }
 
 }  // namespace

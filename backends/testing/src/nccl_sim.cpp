@@ -9,12 +9,18 @@
 // ranks' host functions for one launch meet; the last to arrive runs the
 // whole launch, the others wait for it. A launch is one call, or what one
 // thread put between ncclGroupStart and ncclGroupEnd for a communicator.
-// Collectives are computed into scratch first (NCCL allows them in place);
-// point-to-point transfers are copied straight into the receive buffers,
-// rank after rank, as concurrent transfers are on a GPU: a receive buffer
-// that overlaps a send buffer of the same group is corrupted here, as it
-// may be there. XALSIM_NCCL_FAIL=<function> makes that function fail with
-// ncclUnhandledCudaError.
+// Collectives are computed into scratch first (NCCL allows them in place).
+// Sends and receives meet their partners only (nccl_sim_p2p.cpp): the k-th
+// send of rank a to rank b pairs with the k-th receive of b from a; a pair
+// that disagrees on count or dtype moves nothing and is each rank's
+// asynchronous error (ncclInvalidUsage, the reason in ncclGetLastError),
+// as is a message whose partner does not come within
+// XALSIM_NCCL_P2P_TIMEOUT_MS (10 s) rather than NCCL's hang; a group that
+// holds both ranks of a pair must pair their messages by ncclGroupEnd,
+// which otherwise fails with ncclInvalidUsage and launches nothing.
+// XALSIM_NCCL_FAIL=<function> makes that function fail with
+// ncclUnhandledCudaError; xalsim_nccl_call_count(name) counts the calls of
+// each function that queues work.
 //
 // Abort: by default ncclCommAbort of one rank wakes every rank of its
 // clique. XALSIM_NCCL_ABORT=rank aborts that rank only, as the real NCCL
@@ -88,6 +94,7 @@ struct Registry {
   std::set<ncclComm_t> live;
   int in_flight = 0;
   int misuses = 0;
+  std::map<std::string, int> calls;  // of each function that queues work
 };
 
 Registry& registry() {
@@ -183,44 +190,103 @@ std::shared_ptr<CommState>& held(ncclComm_t comm) {
 
 struct Launch {
   std::shared_ptr<CommState> comm;
-  uint64_t number = 0;
+  bool collective = false;  // holds a collective: meets every rank
+  uint64_t number = 0;      // of the launches with collectives
   std::vector<Op> ops;
 };
 
-// The host function: meet the other ranks; the last runs the round.
+// XALSIM_NCCL_P2P_TIMEOUT_MS: how long a send or receive waits for its
+// partner before it fails (10 s by default).
+int p2p_timeout_ms() {
+  const char* v = std::getenv("XALSIM_NCCL_P2P_TIMEOUT_MS");
+  const long ms = v != nullptr ? std::atol(v) : 0;
+  return ms > 0 ? static_cast<int>(ms) : 10000;
+}
+
+// The host function: the collectives meet every rank's (the last to come
+// runs the round); the sends and receives meet their partners only.
 void host_launch(void* user) {
   std::unique_ptr<Launch> launch(static_cast<Launch*>(user));
   Clique& clique = *launch->comm->clique;
   CommState& self = *launch->comm;
   std::unique_lock<std::mutex> lock(clique.mutex);
   if (clique.aborted || self.aborted) return;
-  Clique::Round& round = clique.rounds[launch->number];
-  if (round.ops.empty()) {
-    round.ops.resize(clique.size);
-    round.comms.resize(clique.size);
-  }
-  round.ops[launch->comm->rank] = std::move(launch->ops);
-  round.comms[launch->comm->rank] = launch->comm.get();
-  if (++round.arrived == clique.size) {
-    std::string why;
-    if (consistent(round, &why)) {
-      run_round(clique, round);
-    } else {  // every rank's communicator reports it, as NCCL's would hang
-      for (CommState* c : round.comms) c->async = ncclInvalidUsage;
-      clique.why = why;
+  if (launch->collective) {
+    Clique::Round& round = clique.rounds[launch->number];
+    if (round.ops.empty()) {
+      round.ops.resize(clique.size);
+      round.comms.resize(clique.size);
     }
-    round.done = true;
-    clique.cv.notify_all();
-  } else {
-    // Only this rank's abort wakes it (XALSIM_NCCL_ABORT=rank), or any
-    // rank's (the default).
-    clique.cv.wait(lock, [&] { return round.done || clique.aborted || self.aborted; });
+    round.ops[launch->comm->rank] = launch->ops;
+    round.comms[launch->comm->rank] = launch->comm.get();
+    if (++round.arrived == clique.size) {
+      std::string why;
+      if (consistent(round, &why)) {
+        run_round(clique, round);
+      } else {  // every rank's communicator reports it, as NCCL's would hang
+        for (CommState* c : round.comms) c->async = ncclInvalidUsage;
+        clique.why = why;
+      }
+      round.done = true;
+      clique.cv.notify_all();
+    } else {
+      // Only this rank's abort wakes it (XALSIM_NCCL_ABORT=rank), or any
+      // rank's (the default).
+      clique.cv.wait(lock, [&] { return round.done || clique.aborted || self.aborted; });
+    }
+    if (--round.arrived == 0) clique.rounds.erase(launch->number);
+    if (clique.aborted || self.aborted) return;
   }
-  if (--round.arrived == 0) clique.rounds.erase(launch->number);
+  xalsim_nccl::run_messages(clique, self, launch->ops, lock, p2p_timeout_ms());
 }
 
-// Enqueues the pending operations of one thread, a launch per communicator.
-ncclResult_t flush(std::vector<Pending> pending) {
+// Numbers the sends and receives of `ops` (one thread's, in issue order)
+// per pair of ranks. When a group (`group_end`) holds both ranks of a
+// pair, the pair's sends and receives posted so far must match by its
+// end: otherwise nothing is numbered and the mismatch is returned (a send
+// without its receive would hang NCCL's group).
+ncclResult_t number_messages(std::vector<Pending>& ops, bool group_end) {
+  struct Counts {
+    std::map<int, uint64_t> sent, received;
+  };
+  std::map<CommState*, Counts> next;  // from the communicators' own counts
+  for (Pending& p : ops) {
+    if (!xalsim_nccl::is_p2p(p.op)) continue;
+    CommState* c = held(p.comm).get();
+    std::lock_guard<std::mutex> lock(c->clique->mutex);
+    auto [it, fresh] = next.try_emplace(c);
+    if (fresh) it->second = Counts{c->sent, c->received};
+    auto& counts = p.op.kind == Kind::kSend ? it->second.sent : it->second.received;
+    p.op.seq = counts[p.op.root]++;
+  }
+  auto count = [](const std::map<int, uint64_t>& counts, int peer) -> uint64_t {
+    const auto it = counts.find(peer);
+    return it == counts.end() ? 0 : it->second;
+  };
+  for (const auto& [a, from] : next) {
+    for (const auto& [b, to] : next) {
+      if (!group_end || a->clique != b->clique) continue;
+      const uint64_t sent = count(from.sent, b->rank);
+      const uint64_t received = count(to.received, a->rank);
+      if (sent == received) continue;
+      return fail(ncclInvalidUsage,
+                  "ncclGroupEnd: rank " + std::to_string(a->rank) + " posted " +
+                      std::to_string(sent) + " ncclSend to rank " + std::to_string(b->rank) +
+                      ", which posted " + std::to_string(received) +
+                      " ncclRecv from it: a message without its partner would hang the group");
+    }
+  }
+  for (auto& [c, counts] : next) {
+    std::lock_guard<std::mutex> lock(c->clique->mutex);
+    c->sent = std::move(counts.sent);
+    c->received = std::move(counts.received);
+  }
+  return ncclSuccess;
+}
+
+// Enqueues the pending operations of one thread (its group, at
+// `group_end`, or one call), a launch per communicator.
+ncclResult_t flush(std::vector<Pending> pending, bool group_end) {
   std::map<ncclComm_t, std::vector<Pending>> by_comm;
   std::vector<ncclComm_t> order;
   for (Pending& p : pending) {
@@ -232,11 +298,19 @@ ncclResult_t flush(std::vector<Pending> pending) {
       return misuse("ncclGroupEnd: a communicator of the group was freed (ncclCommAbort or "
                     "ncclCommDestroy) before the group ended");
     }
+  }
+  if (const ncclResult_t r = number_messages(pending, group_end); r != ncclSuccess) return r;
+  by_comm.clear();
+  for (Pending& p : pending) by_comm[p.comm].push_back(p);
+  for (ncclComm_t c : order) {
     const std::vector<Pending>& ops = by_comm[c];
     auto launch = std::make_unique<Launch>();
     launch->comm = held(c);
-    launch->number = launch->comm->launches++;
-    for (const Pending& p : ops) launch->ops.push_back(p.op);
+    for (const Pending& p : ops) {
+      launch->ops.push_back(p.op);
+      launch->collective = launch->collective || !xalsim_nccl::is_p2p(p.op);
+    }
+    if (launch->collective) launch->number = launch->comm->launches++;
     if (!xalsim_nccl::launch_host_func(ops.front().stream, host_launch, launch.get())) {
       return fail(ncclUnhandledCudaError, "cuLaunchHostFunc failed on the stream");
     }
@@ -272,12 +346,17 @@ ncclResult_t enqueue_live(const char* name, ncclComm_t comm, ncclStream_t stream
     t_pending.push_back(p);
     return ncclSuccess;
   }
-  return flush({p});
+  return flush({p}, /*group_end=*/false);
 }
 
 // A call of `name`: the communicator used (Use) while it is enqueued.
 ncclResult_t enqueue(const char* name, ncclComm_t comm, ncclStream_t stream, Op op,
                      ncclDataType_t type, ncclRedOp_t red, bool with_op, bool has_root) {
+  {
+    Registry& reg = registry();
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    ++reg.calls[name];
+  }
   if (injected(name))
     return fail(ncclUnhandledCudaError, std::string("injected failure of ") + name);
   if (comm == nullptr) return fail(ncclInvalidArgument, std::string(name) + ": comm is NULL");
@@ -293,7 +372,8 @@ Op op_of(Kind kind, const void* send, void* recv, size_t count, int root) {
             count,
             XAL_DTYPE_I8,
             XAL_OP_SUM,
-            root};
+            root,
+            0};
 }
 
 constexpr bool kOp = true;    // the call has a reduction op
@@ -429,7 +509,7 @@ ncclResult_t ncclGroupStart() {
 ncclResult_t ncclGroupEnd() {
   if (t_group_depth == 0) return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
   if (--t_group_depth > 0) return ncclSuccess;
-  return flush(std::exchange(t_pending, {}));
+  return flush(std::exchange(t_pending, {}), /*group_end=*/true);
 }
 
 ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type,
@@ -488,6 +568,16 @@ int xalsim_nccl_misuses() {
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mutex);
   return reg.misuses;
+}
+
+// How often the function `name` that queues work (ncclAllReduce, ...,
+// ncclSend, ncclRecv) was called so far, failed calls included. For tests.
+int xalsim_nccl_call_count(const char* name) {
+  if (name == nullptr) return 0;
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  const auto it = reg.calls.find(name);
+  return it == reg.calls.end() ? 0 : it->second;
 }
 
 }  // extern "C"

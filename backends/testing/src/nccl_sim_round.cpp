@@ -1,8 +1,7 @@
 // nccl_sim_round.cpp -- what the simulated NCCL does when every rank of a
 // round has come (SIMULATION ONLY): collectives computed into scratch and
-// then copied out (NCCL allows them in place), sends and receives copied
-// straight, rank after rank (so a receive buffer that overlaps a send
-// buffer of its group is corrupted, as on a GPU it may be).
+// then copied out (NCCL allows them in place). Sends and receives are
+// nccl_sim_p2p.cpp's.
 #include <cstring>
 #include <span>
 
@@ -68,20 +67,6 @@ void run_round(Clique& clique, Clique::Round& round) {
       const Op& o = *colls[r][i];
       if (o.kind == Kind::kReduce && r != o.root) continue;
       std::memcpy(o.recv, scratch[r].data(), scratch[r].size());
-    }
-  }
-  // Point to point: rank r's k-th receive from p takes p's k-th send to r.
-  for (int r = 0; r < n; ++r) {
-    std::map<int, size_t> taken;  // sends of each peer already matched
-    for (const Op& o : round.ops[r]) {
-      if (o.kind != Kind::kRecv) continue;
-      size_t skip = taken[o.root]++;
-      if (o.count == 0) continue;
-      for (const Op& s : round.ops[o.root]) {
-        if (s.kind != Kind::kSend || s.root != r || skip-- != 0) continue;
-        std::memcpy(o.recv, s.send, o.count * xal::common::dtype_size(o.dtype));
-        break;
-      }
     }
   }
 }

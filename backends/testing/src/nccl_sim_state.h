@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "xal/xal.h"
@@ -61,9 +62,23 @@ struct Op {
   xal_dtype_t dtype;
   xal_op_t op;
   int root;  // broadcast/reduce root, or the peer of a send/recv
+  uint64_t seq;  // a send's or receive's number within its pair of ranks
 };
 
 struct CommState;
+
+// One message: the k-th send of rank `from` to rank `to` and the k-th
+// receive of `to` from `from` (NCCL's pairing), posted by their launches'
+// host functions; the second to come copies it (or finds a mismatch).
+using MessageKey = std::tuple<int, int, uint64_t>;  // from, to, k
+struct Message {
+  const Op* send = nullptr;  // owned by the posting launch, while it waits
+  const Op* recv = nullptr;
+  CommState* sender = nullptr;
+  CommState* receiver = nullptr;
+  bool done = false;  // copied, or failed (the communicators' async error)
+  int posted = 0;     // launches still holding it
+};
 
 // What the ranks of one ncclCommInitAll share.
 struct Clique {
@@ -78,13 +93,17 @@ struct Clique {
     std::vector<std::vector<Op>> ops;  // by rank
     std::vector<CommState*> comms;     // by rank
   };
-  std::map<uint64_t, Round> rounds;  // by launch number
+  std::map<uint64_t, Round> rounds;  // by launch number (with collectives)
+  std::map<MessageKey, Message> messages;  // posted, not yet left by both
 };
 
 struct CommState {
   std::shared_ptr<Clique> clique;
   int rank = 0;
-  uint64_t launches = 0;  // launches enqueued so far
+  uint64_t launches = 0;  // launches with collectives enqueued so far
+  // Sends to and receives from each peer enqueued so far (guarded by the
+  // clique's mutex): the sequence numbers of the next ones.
+  std::map<int, uint64_t> sent, received;
   ncclResult_t async = ncclSuccess;
   // XALSIM_NCCL_ABORT=rank: ncclCommAbort aborted this rank only (guarded
   // by the clique's mutex).
@@ -96,8 +115,19 @@ inline bool is_p2p(const Op& o) { return o.kind == Kind::kSend || o.kind == Kind
 // Whether the ranks' collectives in a round agree; otherwise why not.
 bool consistent(const Clique::Round& round, std::string* why);
 
-// Runs every rank's part of a round (the clique's mutex held): the
-// collectives through scratch, then the sends and receives straight.
+// Runs every rank's collectives of a round (the clique's mutex held),
+// through scratch.
 void run_round(Clique& clique, Clique::Round& round);
+
+// A rank's sends and receives of one launch (`ops`, which outlive the
+// call), on its host function, the clique's mutex held by `lock`: posts
+// every one, copies those whose partner was posted already, then waits
+// until each was copied by its partner, the clique (or rank) is aborted,
+// or `timeout_ms` passes. A send and receive that disagree on count or
+// dtype, and a message whose partner never came, move nothing and set
+// both (or the waiting) rank's asynchronous error to ncclInvalidUsage,
+// with the reason in clique.why.
+void run_messages(Clique& clique, CommState& self, const std::vector<Op>& ops,
+                  std::unique_lock<std::mutex>& lock, int timeout_ms);
 
 }  // namespace xalsim_nccl

@@ -196,10 +196,14 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
   xal_comm_transport_t table{};
   if (hosts_ == 1) {
     table = transport->table();
+    ShmTransport* shm = transport.get();  // the communicator's: lives as long as comm_
+    offered_from_ = [shm](int first) { return shm->offered_from(static_cast<uint32_t>(first)); };
   } else {
     hosts = std::make_unique<HostsTransport>(std::move(transport), std::move(host_of_rank), rank,
                                              std::move(leaders));
     table = hosts->table();
+    HostsTransport* h = hosts.get();
+    offered_from_ = [h](int first) { return h->offered_from(first); };
   }
   xal_comm_options_t options{};
   options.struct_size = sizeof options;
@@ -237,56 +241,8 @@ void XalBackend::stop() {
 void XalBackend::shutdown() { stop(); }
 
 void XalBackend::abort() {
+  aborted_.store(true);
   if (comm_) xal_comm_abort(comm_);
-}
-
-c10::intrusive_ptr<c10d::Work> XalBackend::enqueue(c10d::OpType type,
-                                                   std::vector<at::Tensor> outputs, Fn fn) {
-  auto work = c10::make_intrusive<XalWork>(type, std::move(outputs), timeout_);
-  {
-    std::lock_guard lock(mu_);
-    TORCH_CHECK(!stop_, "xal: the process group was shut down");
-    queue_.emplace_back(work, std::move(fn));
-  }
-  cv_.notify_one();
-  return work;
-}
-
-void XalBackend::worker() {
-  c10::AutoGradMode no_grad(false);
-  for (;;) {
-    std::pair<c10::intrusive_ptr<XalWork>, Fn> item;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopped, and every queued call ran
-      item = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    std::exception_ptr error;
-    clear_thrown_status();
-    try {
-      item.second();
-    } catch (...) {
-      error = std::current_exception();
-      // A device that is lost (or broken) will not join the group's next
-      // calls: abort the communicator, so that the other ranks' pending and
-      // later calls fail at once (ABORTED, naming this process) instead of
-      // waiting for the timeout.
-      const xal_status_t s = last_thrown_status();
-      if (s == XAL_ERROR_DEVICE_LOST || s == XAL_ERROR_HARDWARE) xal_comm_abort(comm_);
-    }
-    calls_run_.fetch_add(1);
-    item.first->complete(error);
-  }
-}
-
-void XalBackend::check_single_host(const char* name) const {
-  if (hosts_ > 1)
-    C10_THROW_ERROR(NotImplementedError,
-                    std::string("xal: ") + name + " between hosts is not implemented (this group "
-                    "spans " + std::to_string(hosts_) + " hosts; its ranks of one host meet in "
-                    "shared memory, the hosts' leaders through Gloo)");
 }
 
 void XalBackend::sync(const char* name, xal_status_t issued) {
@@ -534,7 +490,6 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall_base(at::Tensor& output, at:
                                                          std::vector<int64_t>& input_splits,
                                                          const c10d::AllToAllOptions& /*opts*/) {
   constexpr const char* kName = "alltoall_base";
-  check_single_host(kName);
   check_tensor(input, kName);
   check_tensor(output, kName);
   TORCH_CHECK(input.scalar_type() == output.scalar_type(), "xal: ", kName,
@@ -614,7 +569,6 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall(std::vector<at::Tensor>& out
                                                     std::vector<at::Tensor>& inputs,
                                                     const c10d::AllToAllOptions& /*opts*/) {
   constexpr const char* kName = "alltoall";
-  check_single_host(kName);
   check_tensors(inputs, kName);
   check_tensors(outputs, kName);
   TORCH_CHECK(static_cast<int>(inputs.size()) == size_ &&

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -31,8 +32,12 @@ class XalWork : public c10d::Work {
   std::chrono::milliseconds getTimeout() const override { return timeout_; }
   // Completes the work (and its future) with success or `error`.
   void complete(std::exception_ptr error);
+  // The rank a receive took its message from (-1 until it completes).
+  int sourceRank() const override { return source_rank_.load(); }
+  void setSourceRank(int rank) { source_rank_.store(rank); }
 
  private:
+  std::atomic<int> source_rank_{-1};
   const std::vector<at::Tensor> outputs_;
   const std::chrono::milliseconds timeout_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
@@ -95,6 +100,25 @@ class XalBackend : public c10d::Backend {
                                          const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
+  // Point-to-point (backend_p2p.cpp). Messages of two ranks pair in the
+  // order they are sent (as xal's and NCCL's); each carries its tag and
+  // size, and a receive whose tag or size differs from its message's fails
+  // naming both. Consecutive queued sends and receives, and those between
+  // startCoalescing and endCoalescing (batch_isend_irecv), run together as
+  // one xal group, so that a ring of them cannot deadlock.
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
+  // Between startCoalescing and endCoalescing the calls are collected and
+  // run as one item of the worker; endCoalescing's Work completes with all
+  // of them. Called from the thread that issues the calls.
+  bool supportsCoalescing() const override { return true; }
+  void startCoalescing() override;
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
+
   // Unblocks pending calls (xal_comm_abort); later calls fail.
   void abort() override;
   // Finishes the queued calls and stops the worker.
@@ -102,10 +126,34 @@ class XalBackend : public c10d::Backend {
 
  private:
   using Fn = std::function<void()>;
+  // One message of a send or receive.
+  struct P2pOp {
+    enum class Kind { kSend, kRecv, kRecvAny } kind;
+    int peer;  // -1: any (until found)
+    int64_t tag;
+    at::Tensor tensor;
+  };
+  struct Item {
+    c10::intrusive_ptr<XalWork> work;
+    Fn fn;                             // a collective (or a no-op when p2p is set)
+    std::shared_ptr<P2pOp> p2p;        // a send or receive
+    std::shared_ptr<std::vector<Item>> batch;  // endCoalescing's calls
+  };
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
-                                         Fn fn);
+                                         Fn fn, std::shared_ptr<P2pOp> p2p = {});
   void worker();
   void stop();
+  // Runs items in order (consecutive sends and receives as one xal group);
+  // completes each item's work; returns the first error.
+  std::exception_ptr run_items(std::vector<Item>& items);
+  // Runs fn; on a lost device aborts the communicator. Returns its error.
+  std::exception_ptr guarded(const Fn& fn);
+  // Sends and receives of one xal group; one error (or null) per op.
+  std::vector<std::exception_ptr> run_p2p(const std::vector<P2pOp*>& ops);
+  // A receive from whichever rank has a message first (within the timeout).
+  void run_recv_any(P2pOp& op, XalWork& work);
+  c10::intrusive_ptr<c10d::Work> enqueue_p2p(P2pOp::Kind kind, std::vector<at::Tensor>& tensors,
+                                             int peer, int tag, const char* name);
 
   // Steps run on the worker thread; each imports, calls xal, synchronises.
   void run_allreduce(at::Tensor& t, const c10d::ReduceOp& op, const char* name);
@@ -120,8 +168,6 @@ class XalBackend : public c10d::Backend {
   // Largest value over the group (a small allreduce).
   int64_t group_max(int64_t v, const char* name);
   void sync(const char* name, xal_status_t issued);
-  // Raises NotImplementedError naming the op when the group spans hosts.
-  void check_single_host(const char* name) const;
 
   xal_device_t dev_ = nullptr;
   xal_stream_t stream_ = nullptr;
@@ -131,8 +177,14 @@ class XalBackend : public c10d::Backend {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::pair<c10::intrusive_ptr<XalWork>, Fn>> queue_;
+  std::deque<Item> queue_;
   bool stop_ = false;
+  bool coalescing_ = false;       // between startCoalescing and endCoalescing
+  std::vector<Item> coalesced_;   // the calls collected meanwhile
+  // The lowest group rank (from `first` on) with a message offered to
+  // this rank in shared memory, or -1 (recvAnysource).
+  std::function<int(int)> offered_from_;
+  std::atomic<bool> aborted_{false};
   std::atomic<uint64_t> calls_run_{0};
   std::thread thread_;
 };

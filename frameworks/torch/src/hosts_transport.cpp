@@ -8,41 +8,14 @@
 #include <exception>
 #include <string>
 
+#include "entry_guard.hpp"
+#include "hosts_common.hpp"
 #include "xal_common/reduce.hpp"
 
 namespace xal::torch_backend {
 
-namespace {
+using namespace hosts;
 
-at::Tensor bytes_of(void* p, size_t n) {
-  return at::from_blob(p, {static_cast<int64_t>(n)}, at::TensorOptions().dtype(at::kByte));
-}
-
-xal_status_t fail(xal_status_t s, const std::string& why, char* message, size_t message_size) {
-  if (message && message_size) std::snprintf(message, message_size, "%s", why.c_str());
-  return s;
-}
-
-// Starts a leaders' call with `start` and waits for it up to timeout_ms.
-template <class Start>
-xal_status_t leaders_call(const char* what, uint32_t timeout_ms, Start start, char* message,
-                          size_t message_size) {
-  try {
-    c10::intrusive_ptr<c10d::Work> work = start();
-    work->wait(std::chrono::milliseconds(timeout_ms));
-    return XAL_SUCCESS;
-  } catch (const std::exception& e) {
-    const std::string text = e.what();
-    const bool timed_out = text.find("imed out") != std::string::npos ||
-                           text.find("imeout") != std::string::npos;
-    return fail(timed_out ? XAL_ERROR_TIMEOUT : XAL_ERROR_ABORTED,
-                std::string("between hosts (Gloo, ") + what + "): " +
-                    text.substr(0, text.find('\n')),
-                message, message_size);
-  }
-}
-
-}  // namespace
 
 HostsTransport::HostsTransport(std::unique_ptr<ShmTransport> local, std::vector<int> host_of_rank,
                                int rank, c10::intrusive_ptr<c10d::Backend> leaders)
@@ -52,6 +25,7 @@ HostsTransport::HostsTransport(std::unique_ptr<ShmTransport> local, std::vector<
   for (int r = 0; r < static_cast<int>(host_of_.size()); ++r)
     if (host_of_[r] == host_) local_ranks_.push_back(r);
   local_ = local->table();
+  shm_ = local.get();
   static_cast<void>(local.release());  // released through local_.release
 }
 
@@ -77,23 +51,18 @@ xal_comm_transport_t HostsTransport::table() {
   t.alltoallv = &HostsTransport::alltoallv;
   t.abort = &HostsTransport::abort;
   t.release = &HostsTransport::release;
+  t.send = &HostsTransport::send;
+  t.recv = &HostsTransport::recv;
   return t;
 }
 
-#define XAL_HOSTS_CHECK(call)                   \
-  do {                                          \
-    if (xal_status_t s_ = (call); s_) {         \
-      if (t.broken_ == XAL_SUCCESS) t.broken_ = s_; \
-      return s_;                                \
-    }                                           \
-  } while (0)
-
-#define XAL_HOSTS_BEGIN()                                                               \
-  HostsTransport& t = *static_cast<HostsTransport*>(user);                              \
-  if (t.aborted_.load())                                                                \
-    return fail(XAL_ERROR_ABORTED, "aborted (xal_comm_abort)", message, message_size);  \
-  if (t.broken_ != XAL_SUCCESS)                                                         \
-    return fail(t.broken_, "an earlier call between hosts failed", message, message_size)
+int HostsTransport::offered_from(int first) const {
+  const int n = static_cast<int>(local_ranks_.size());
+  int start = 0;  // the first local rank at or after `first`
+  while (start < n && local_ranks_[start] < first) ++start;
+  const int p = shm_->offered_from(static_cast<uint32_t>(start % n));
+  return p < 0 ? -1 : local_ranks_[p];
+}
 
 xal_status_t HostsTransport::allreduce(void* user, const void* send, void* recv, size_t count,
                                        xal_dtype_t dtype, xal_op_t op, uint32_t timeout_ms,
@@ -208,20 +177,41 @@ xal_status_t HostsTransport::allgatherv(void* user, void* recv, const size_t* by
   return XAL_SUCCESS;
 }
 
-xal_status_t HostsTransport::alltoallv(void* user, const void* send, const size_t* send_bytes,
-                                       const size_t* send_displs, void* recv,
-                                       const size_t* recv_bytes, const size_t* recv_displs,
-                                       uint32_t timeout_ms, char* message, size_t message_size) {
-  XAL_HOSTS_BEGIN();
-  if (t.hosts_ == 1) {
+// Between the processes of this host only (NOT_SUPPORTED otherwise).
+template <class Call>
+xal_status_t HostsTransport::p2p_local(HostsTransport& t, const char* what, uint32_t peer,
+                                       Call call, char* message, size_t message_size) {
+  if (peer >= t.host_of_.size() || t.host_of_[peer] != t.host_)
+    return fail(XAL_ERROR_NOT_SUPPORTED,
+                std::string(what) + " between hosts is not implemented (process " +
+                    std::to_string(peer) + " is on another host; only the hosts' leaders have "
+                    "a Gloo group)",
+                message, message_size);
+  return call(static_cast<uint32_t>(t.local_index(static_cast<int>(peer))));
+}
+
+xal_status_t HostsTransport::send(void* user, const void* buf, size_t bytes, uint32_t peer,
+                                  uint64_t tag, uint32_t timeout_ms, char* message,
+                                  size_t message_size) {
+  return guarded_entry("send across hosts", message, message_size, [&]() -> xal_status_t {
+    HostsTransport& t = *static_cast<HostsTransport*>(user);
     const xal_comm_transport_t& l = t.local_;
-    return l.alltoallv(l.user, send, send_bytes, send_displs, recv, recv_bytes, recv_displs,
-                       timeout_ms, message, message_size);
-  }
-  return fail(XAL_ERROR_NOT_SUPPORTED,
-              "all-to-all between hosts is not implemented (the group spans " +
-                  std::to_string(t.hosts_) + " hosts)",
-              message, message_size);
+    return p2p_local(t, "send", peer, [&](uint32_t p) {
+      return l.send(l.user, buf, bytes, p, tag, timeout_ms, message, message_size);
+    }, message, message_size);
+  });
+}
+
+xal_status_t HostsTransport::recv(void* user, void* buf, size_t bytes, uint32_t peer,
+                                  uint64_t tag, uint32_t timeout_ms, char* message,
+                                  size_t message_size) {
+  return guarded_entry("recv across hosts", message, message_size, [&]() -> xal_status_t {
+    HostsTransport& t = *static_cast<HostsTransport*>(user);
+    const xal_comm_transport_t& l = t.local_;
+    return p2p_local(t, "recv", peer, [&](uint32_t p) {
+      return l.recv(l.user, buf, bytes, p, tag, timeout_ms, message, message_size);
+    }, message, message_size);
+  });
 }
 
 void HostsTransport::abort(void* user) {

@@ -13,8 +13,12 @@
 // on the root's host, leaders' broadcast, local broadcast elsewhere.
 // allgatherv: local allgatherv, leaders all-gather each host's pieces
 // (padded to the largest host), local broadcast of the other hosts'
-// pieces. alltoallv, send, recv and split between hosts: NOT_SUPPORTED
-// (named in the message).
+// pieces. alltoallv: local alltoallv of the host's own pieces; every
+// process's pieces for other hosts and its sizes reach its leader (local
+// all-gathers), the leaders exchange them with Gloo's all-to-all, and
+// each leader broadcasts what its host received. send and recv: between
+// processes of one host in shared memory; between hosts NOT_SUPPORTED (only
+// the leaders have a Gloo group), named in the message. split: none.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -43,6 +47,9 @@ class HostsTransport {
 
   // The C table pointing back at this object; release deletes it.
   xal_comm_transport_t table();
+  // The lowest rank of this host (from `first` on, wrapping around) with a
+  // message offered to this process, or -1. Any thread.
+  int offered_from(int first) const;
 
  private:
   bool leader() const { return leaders_.defined(); }
@@ -59,10 +66,20 @@ class HostsTransport {
                                 const size_t* send_displs, void* recv, const size_t* recv_bytes,
                                 const size_t* recv_displs, uint32_t timeout_ms, char* message,
                                 size_t message_size);
+  static xal_status_t send(void* user, const void* buf, size_t bytes, uint32_t peer,
+                           uint64_t tag, uint32_t timeout_ms, char* message, size_t message_size);
+  static xal_status_t recv(void* user, void* buf, size_t bytes, uint32_t peer, uint64_t tag,
+                           uint32_t timeout_ms, char* message, size_t message_size);
   static void abort(void* user);
   static void release(void* user);
+  // Runs call(local index of peer) when peer is on this host, else
+  // NOT_SUPPORTED naming `what`.
+  template <class Call>
+  static xal_status_t p2p_local(HostsTransport& t, const char* what, uint32_t peer, Call call,
+                                char* message, size_t message_size);
 
   xal_comm_transport_t local_{};  // the host's ShmTransport (owned: released with this)
+  const ShmTransport* shm_;       // the same, for offered_from
   const std::vector<int> host_of_;
   const int rank_, hosts_, host_;
   std::vector<int> local_ranks_;  // this host's ranks, in order

@@ -1,120 +1,37 @@
 #include "shm_transport.hpp"
 
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <climits>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <thread>
 
+#include "shm_layout.hpp"
 #include "xal_common/reduce.hpp"
 
 namespace xal::torch_backend {
 
+using namespace shm;
+
 namespace {
-
-constexpr uint64_t kMagic = 0x78616c746f726368ull;  // "xaltorch"
-constexpr size_t kWhyBytes = 160;
-constexpr int64_t kLivenessPeriodNs = 50'000'000;   // how often peers' pids are checked
-constexpr int64_t kFutexSliceNs = 20'000'000;       // longest single futex wait
-constexpr int kSpins = 128;                         // busy polls before sleeping
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, int64_t ns) {
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-  ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void futex_wake(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
-
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-#endif
-}
-
-// The inode of this process's pid namespace (0 if unknown): pids are only
-// compared within one namespace.
-uint64_t pid_namespace() {
-  struct stat st {};
-  if (stat("/proc/self/ns/pid", &st) != 0) return 0;
-  return static_cast<uint64_t>(st.st_ino);
-}
-
-// True when process `pid` has ended (gone, or a zombie nobody reaped yet).
-bool process_ended(int32_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  std::ifstream f(path);
-  if (!f) return true;
-  std::string line;
-  std::getline(f, line);
-  const size_t close = line.rfind(')');
-  if (close == std::string::npos || close + 2 >= line.size()) return false;
-  const char state = line[close + 2];
-  return state == 'Z' || state == 'X';
-}
 
 std::string errno_text(const char* what, const std::string& name) {
   return std::string(what) + "(" + name + "): " + std::strerror(errno);
 }
 
-size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
 }  // namespace
-
-struct alignas(64) ProcSlot {
-  std::atomic<uint32_t> arrived;  // barriers passed (futex word)
-  std::atomic<uint32_t> waiters;  // processes sleeping on `arrived`
-  int32_t pid;
-  uint32_t why_ready;             // 1 once `why` is written (atomic_ref)
-  uint64_t pidns;
-  std::atomic<uint64_t> scratch[2];
-  char why[kWhyBytes];
-};
-
-struct ShmTransport::Header {
-  uint64_t magic;
-  uint32_t size;
-  uint32_t reserved;
-  uint64_t slot_bytes;
-  std::atomic<uint32_t> attached;
-  std::atomic<uint32_t> broken;  // 0, or the first failing process + 1
-  std::atomic<int32_t> broken_status;
-  uint32_t reserved2;
-  ProcSlot* procs() { return reinterpret_cast<ProcSlot*>(reinterpret_cast<char*>(this) + 64 * 2); }
-};
-static_assert(sizeof(ShmTransport::Header) <= 128, "header fits its two cache lines");
 
 std::unique_ptr<ShmTransport> ShmTransport::open(const std::string& name, bool creator,
                                                  uint32_t rank, uint32_t size,
                                                  size_t slot_bytes) {
   if (size == 0 || rank >= size) throw std::runtime_error("xal shm transport: bad rank/size");
   slot_bytes = std::max<size_t>(align_up(slot_bytes, 64 * size_t{size}), 64 * size_t{size});
-  const size_t header = align_up(128 + sizeof(ProcSlot) * size, 4096);
-  const size_t total = header + 2 * (size_t{size} + 1) * slot_bytes;
+  const Layout layout(size, slot_bytes);
+  const size_t total = layout.total;
   const int fd = creator ? shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)
                          : shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) throw std::runtime_error("xal shm transport: " + errno_text("shm_open", name));
@@ -142,8 +59,9 @@ std::unique_ptr<ShmTransport> ShmTransport::open(const std::string& name, bool c
   auto* h = static_cast<Header*>(base);
   if (creator) {
     new (h) Header{};
-    for (uint32_t p = 0; p < size; ++p) new (&h->procs()[p]) ProcSlot{};
     h->size = size;
+    for (uint32_t p = 0; p < size; ++p) new (&h->procs()[p]) ProcSlot{};
+    for (uint32_t c = 0; c < size * size; ++c) new (h->channel(0, 0) + c) Channel{};
     h->slot_bytes = slot_bytes;
     h->magic = kMagic;
   } else if (h->magic != kMagic || h->size != size || h->slot_bytes != slot_bytes) {
@@ -163,10 +81,29 @@ ShmTransport::ShmTransport(std::string name, bool creator, uint32_t rank, uint32
                            size_t slot_bytes, void* base, size_t bytes)
     : name_(std::move(name)), creator_(creator), rank_(rank), size_(size),
       slot_bytes_(slot_bytes), base_(base), bytes_(bytes), header_(static_cast<Header*>(base)),
-      data_(static_cast<char*>(base) + align_up(128 + sizeof(ProcSlot) * size, 4096)),
+      data_(static_cast<char*>(base) + Layout(size, slot_bytes).header_bytes),
+      cell_bytes_(Layout(size, slot_bytes).cell_bytes),
+      p2p_data_(data_ + Layout(size, slot_bytes).p2p_offset),
       ranks_per_process_(size, 1) {}
 
 ShmTransport::~ShmTransport() {
+  // Messages still being handed over get a while to reach their receivers;
+  // then the transport is aborted, so that their streamers give up.
+  const int64_t grace = now_ns() + kCloseGraceNs;
+  for (;;) {
+    {
+      std::lock_guard lock(streamers_mu_);
+      if (std::all_of(streamers_.begin(), streamers_.end(),
+                      [](const Streamer& s) { return s.done->load(); }))
+        break;
+    }
+    if (now_ns() >= grace) {
+      aborted_.store(true);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  join_streamers(/*all=*/true);
   if (creator_ && !unlinked_) shm_unlink(name_.c_str());
   munmap(base_, bytes_);
 }
@@ -200,7 +137,11 @@ xal_comm_transport_t ShmTransport::table() {
   t.alltoallv = &ShmTransport::alltoallv;
   t.abort = &ShmTransport::abort;
   t.release = &ShmTransport::release;
-  // reduce and reduce_scatter: NULL, xal runs them as an allreduce.
+  // reduce and reduce_scatter: NULL, xal runs them as an allreduce. split:
+  // NULL (xal_comm_split gives NOT_SUPPORTED); torch's new_group makes a
+  // group of its own, with its own segment.
+  t.send = &ShmTransport::send;
+  t.recv = &ShmTransport::recv;
   return t;
 }
 
@@ -210,7 +151,10 @@ char* ShmTransport::slot(uint64_t round, uint32_t p) const {
 char* ShmTransport::result(uint64_t round) const { return slot(round, size_); }
 
 void ShmTransport::set_broken(xal_status_t s, const std::string& why) {
-  if (broken_ == XAL_SUCCESS) broken_ = s, broken_why_ = why;
+  {
+    std::lock_guard lock(broken_mu_);
+    if (broken_ == XAL_SUCCESS) broken_ = s, broken_why_ = why;
+  }
   uint32_t expected = 0;
   if (header_->broken.compare_exchange_strong(expected, rank_ + 1)) {
     header_->broken_status.store(s);
@@ -222,9 +166,13 @@ void ShmTransport::set_broken(xal_status_t s, const std::string& why) {
 }
 
 xal_status_t ShmTransport::check_broken(std::string* why) {
-  if (broken_ != XAL_SUCCESS) return *why = broken_why_, broken_;
+  {
+    std::lock_guard lock(broken_mu_);
+    if (broken_ != XAL_SUCCESS) return *why = broken_why_, broken_;
+  }
   if (aborted_.load()) {
     set_broken(XAL_ERROR_ABORTED, "aborted (xal_comm_abort)");
+    std::lock_guard lock(broken_mu_);
     return *why = broken_why_, broken_;
   }
   const uint32_t b = header_->broken.load();
@@ -233,9 +181,9 @@ xal_status_t ShmTransport::check_broken(std::string* why) {
     std::string detail = "process " + std::to_string(b - 1) + " failed";
     if (std::atomic_ref<uint32_t>(other.why_ready).load(std::memory_order_acquire))
       detail += std::string(": ") + std::string(other.why, strnlen(other.why, sizeof other.why));
-    broken_ = XAL_ERROR_ABORTED;
-    broken_why_ = detail;
-    return *why = detail, broken_;
+    std::lock_guard lock(broken_mu_);
+    if (broken_ == XAL_SUCCESS) broken_ = XAL_ERROR_ABORTED, broken_why_ = detail;
+    return *why = broken_why_, broken_;
   }
   return XAL_SUCCESS;
 }
@@ -318,23 +266,59 @@ xal_status_t ShmTransport::allreduce(void* user, const void* send, void* recv, s
   const size_t per_round = t.slot_bytes_ / es;
   const auto* in = static_cast<const char*>(send);
   auto* out = static_cast<char*>(recv);
-  for (size_t off = 0; off < count; off += per_round) {
-    const size_t n = std::min(per_round, count - off);
-    const uint64_t r = t.round_++;
-    std::memcpy(t.slot(r, t.rank_), in + off * es, n * es);
+  // Each process reduces one share of every round. Its own share never
+  // passes through the segment: it is read from `send` and written to
+  // `recv` as well as to the result slot (fewer bytes copied per call).
+  // Rounds overlap: after barrier k a process copies out round k-2's
+  // result, reduces its share of round k-1 and copies in round k (the
+  // buffer set of round k-2, which nobody reads any more), so that a call
+  // of R rounds passes R+1 barriers instead of 2R.
+  const size_t rounds = (count + per_round - 1) / per_round;
+  const uint64_t r0 = t.round_;
+  t.round_ += rounds;
+  struct Share {
+    size_t off, n, start, end;
+  };
+  auto share = [&](size_t k) {
+    Share sh{};
+    sh.off = k * per_round;
+    sh.n = std::min(per_round, count - sh.off);
+    const size_t base = sh.n / t.size_, rem = sh.n % t.size_;
+    sh.start = t.rank_ * base + std::min<size_t>(t.rank_, rem);
+    sh.end = sh.start + base + (t.rank_ < rem ? 1 : 0);
+    return sh;
+  };
+  auto copy_in = [&](size_t k) {
+    const Share sh = share(k);
+    char* mine = t.slot(r0 + k, t.rank_);
+    std::memcpy(mine, in + sh.off * es, sh.start * es);
+    std::memcpy(mine + sh.end * es, in + (sh.off + sh.end) * es, (sh.n - sh.end) * es);
+  };
+  auto reduce_share = [&](size_t k) {
+    const Share sh = share(k);
+    if (sh.end == sh.start) return;
+    std::vector<const void*> srcs(t.size_);
+    for (uint32_t q = 0; q < t.size_; ++q)
+      srcs[q] = q == t.rank_ ? in + (sh.off + sh.start) * es : t.slot(r0 + k, q) + sh.start * es;
+    void* dst[] = {t.result(r0 + k) + sh.start * es, out + (sh.off + sh.start) * es};
+    common::reduce(dtype, op, dst, srcs, sh.end - sh.start, 1);
+  };
+  auto copy_out = [&](size_t k) {
+    const Share sh = share(k);
+    std::memcpy(out + sh.off * es, t.result(r0 + k), sh.start * es);
+    std::memcpy(out + (sh.off + sh.end) * es, t.result(r0 + k) + sh.end * es,
+                (sh.n - sh.end) * es);
+  };
+  if (rounds == 0) return XAL_SUCCESS;
+  copy_in(0);
+  for (size_t k = 1; k <= rounds; ++k) {
     XAL_SHM_BARRIER("allreduce");
-    const size_t base = n / t.size_, rem = n % t.size_;
-    const size_t start = t.rank_ * base + std::min<size_t>(t.rank_, rem);
-    const size_t len = base + (t.rank_ < rem ? 1 : 0);
-    if (len) {
-      std::vector<const void*> srcs(t.size_);
-      for (uint32_t q = 0; q < t.size_; ++q) srcs[q] = t.slot(r, q) + start * es;
-      void* dst[] = {t.result(r) + start * es};
-      common::reduce(dtype, op, dst, srcs, len, 1);
-    }
-    XAL_SHM_BARRIER("allreduce");
-    std::memcpy(out + off * es, t.result(r), n * es);
+    if (k >= 2) copy_out(k - 2);
+    reduce_share(k - 1);
+    if (k < rounds) copy_in(k);
   }
+  XAL_SHM_BARRIER("allreduce");
+  copy_out(rounds - 1);
   return XAL_SUCCESS;
 }
 

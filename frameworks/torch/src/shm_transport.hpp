@@ -16,6 +16,18 @@
 // (ABORTED, naming it). Any failure breaks the transport for good (later
 // calls fail at once) and is recorded in the header for the others.
 //
+// Point-to-point (send, recv; shm_p2p.cpp): one channel per ordered pair
+// of processes with a few cells, each holding one message in flight; a
+// message is matched by (sender, tag) and moves through its cell in chunks.
+// A send never waits for its receiver: a message that fits one chunk, with a
+// cell free, is written at once; any other is copied and handed over by a
+// thread of its own (a "streamer"; the transport's release waits for
+// them), so that sends posted before their receives cannot deadlock. A
+// streamer's failure breaks the transport. A receive of another size fails
+// with COLLECTIVE_MISMATCH and
+// leaves the transport usable; any other failure breaks it, as for the
+// collectives. send and recv may run on several threads at once.
+//
 // Torch-free: the backend creates the segment and passes its name through
 // the c10d Store (backend.cpp).
 #pragma once
@@ -24,6 +36,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -52,6 +66,11 @@ class ShmTransport {
 
   uint32_t rank() const { return rank_; }
   uint32_t size() const { return size_; }
+
+  // The lowest process (from `first` on, wrapping around) with a message
+  // offered to this process and not yet taken, or -1 if none. Any thread;
+  // a hint only (another receiving thread may take the message first).
+  int offered_from(uint32_t first) const;
 
   struct Header;
 
@@ -82,8 +101,30 @@ class ShmTransport {
                                 const size_t* send_displs, void* recv, const size_t* recv_bytes,
                                 const size_t* recv_displs, uint32_t timeout_ms, char* message,
                                 size_t message_size);
+  static xal_status_t send(void* user, const void* buf, size_t bytes, uint32_t peer,
+                           uint64_t tag, uint32_t timeout_ms, char* message, size_t message_size);
+  static xal_status_t recv(void* user, void* buf, size_t bytes, uint32_t peer, uint64_t tag,
+                           uint32_t timeout_ms, char* message, size_t message_size);
   static void abort(void* user);
   static void release(void* user);
+
+  // Waits until ready() holds, watching `word` (a futex word that changes
+  // when it may have): gives up at the deadline, when the transport is
+  // broken, or when process `peer` has ended.
+  template <class Ready>
+  xal_status_t wait_for(std::atomic<uint32_t>* word, Ready ready, uint32_t peer, const char* what,
+                        int64_t deadline, std::string* why);
+  char* cell_data(uint32_t from, uint32_t to, uint32_t cell) const;
+  // Writes one message into a cell of the channel to `peer` and hands it
+  // over chunk by chunk; blocks until the last chunk is in the cell.
+  // `cell` >= 0: that cell is already claimed.
+  xal_status_t send_now(const char* buf, size_t bytes, uint32_t peer, uint64_t tag, int cell,
+                        int64_t deadline, std::string* why);
+  // Claims a free cell of the channel to `peer` without waiting, or -1.
+  int try_claim(uint32_t peer);
+  // Joins the streamers that have finished (all: every one, waiting).
+  void join_streamers(bool all);
+  void finish_cell(uint32_t from, uint32_t to, uint32_t cell);
 
   const std::string name_;
   bool creator_;
@@ -94,11 +135,20 @@ class ShmTransport {
   size_t bytes_;
   Header* header_;
   char* data_;
+  size_t cell_bytes_;  // one chunk of a message
+  char* p2p_data_;
   std::vector<uint32_t> ranks_per_process_;
+  struct Streamer {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex streamers_mu_;
+  std::vector<Streamer> streamers_;
   uint32_t next_ = 0;      // barriers passed by this process (mod 2^32)
   uint64_t round_ = 0;     // rounds run by this process
   std::atomic<bool> aborted_{false};
-  xal_status_t broken_ = XAL_SUCCESS;  // only the leader thread touches it
+  std::mutex broken_mu_;  // guards broken_ and broken_why_ (send/recv run on many threads)
+  xal_status_t broken_ = XAL_SUCCESS;
   std::string broken_why_;
 };
 

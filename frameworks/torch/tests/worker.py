@@ -41,6 +41,83 @@ def mode_ops(rank, world, store):
     return out
 
 
+def mode_p2p(rank, world, store):
+    from cases import Ctx
+    from p2p_cases import CASES
+    init(rank, world, store)
+    gloo = dist.new_group(backend="gloo")
+    ctx = Ctx(rank, world, dist.group.WORLD, gloo)
+    out = {"cases": {}}
+    for name, fn in CASES.items():
+        try:
+            fn(ctx)
+            out["cases"][name] = "ok"
+        except Exception as e:  # recorded, asserted by the test
+            out["cases"][name] = f"FAIL {type(e).__name__}: {e}\n{traceback.format_exc()}"
+        dist.barrier(group=gloo)  # the next case starts together
+    out["gloo_used"] = ctx.gloo_used
+    dist.barrier()
+    dist.destroy_process_group()
+    return out
+
+
+def mode_p2p_errors(rank, world, store):
+    """A receive of another size than its message, a receive of another
+    tag, then a receive whose sender never sends (timeout 3 s)."""
+    timeout_s = 3.0
+    init(rank, world, store, timeout_s)
+    out = {"timeout_s": timeout_s}
+    def attempt(key, fn):
+        start = time.monotonic()
+        try:
+            fn()
+            out[key] = None
+        except Exception as e:
+            out[key] = f"{type(e).__name__}: {e}"
+        out[key + "_s"] = time.monotonic() - start
+    if rank == 0:
+        dist.send(torch.arange(10, dtype=torch.float32), 1)
+    elif rank == 1:
+        attempt("size", lambda: dist.recv(torch.empty(12), 0))
+    if rank == 0:
+        dist.send(torch.ones(4), 1, tag=3)
+    elif rank == 1:
+        attempt("tag", lambda: dist.recv(torch.empty(4), 0, tag=4))
+    # The group works after both: a ping-pong.
+    if rank == 0:
+        dist.send(torch.full((5,), 7.0), 1)
+    elif rank == 1:
+        t = torch.empty(5)
+        attempt("after", lambda: dist.recv(t, 0))
+        out["after_value"] = t.tolist()
+    if rank == 1:
+        attempt("never", lambda: dist.recv(torch.empty(3), 0))
+        attempt("anysource_never", lambda: dist.recv(torch.empty(3)))
+    else:
+        time.sleep(2 * timeout_s + 2)
+    out["survivor_alive"] = True
+    return out
+
+
+def mode_p2p_exit(rank, world, store):
+    """Rank 1 dies while rank 0 waits in a recv from it (timeout 20 s)."""
+    timeout_s = 20.0
+    init(rank, world, store, timeout_s)
+    dist.barrier()
+    if rank == 1:
+        time.sleep(1.0)
+        os._exit(17)
+    out = {"timeout_s": timeout_s}
+    start = time.monotonic()
+    try:
+        dist.recv(torch.empty(8), 1)
+        out["raised"] = None
+    except Exception as e:
+        out["raised"] = f"{type(e).__name__}: {e}"
+    out["elapsed_s"] = time.monotonic() - start
+    return out
+
+
 def mode_fault(rank, world, store, kind):
     timeout_s = 20.0 if kind == "exit" else 3.0
     init(rank, world, store, timeout_s)
@@ -251,11 +328,31 @@ def mode_hosts(rank, world, store):
     rs = torch.empty(19)
     dist.reduce_scatter_tensor(rs, make_input("hosts/rs", rank, (19 * world,), "float32"))
     res["reduce_scatter_tensor"] = rs.tolist()
-    try:
-        dist.all_to_all_single(torch.empty(world), torch.ones(world))
-        res["alltoall"] = "ran"
-    except NotImplementedError as e:
-        res["alltoall"] = "NotImplementedError" if "between hosts" in str(e) else str(e)
+    # All-to-all: equal and uneven splits, a list of tensors of different
+    # sizes, and one of many shared-memory rounds.
+    o = torch.empty(world * 6, dtype=torch.int64)
+    dist.all_to_all_single(o, make_input("hosts/a2a", rank, (world * 6,), "int64"))
+    res["alltoall"] = o.tolist()
+    ins = [(rank + q) % 3 + 1 for q in range(world)]
+    outs_ = [(p + rank) % 3 + 1 for p in range(world)]
+    o = torch.empty(sum(outs_), 5)
+    dist.all_to_all_single(o, make_input("hosts/a2av", rank, (sum(ins), 5), "float32"),
+                           output_split_sizes=outs_, input_split_sizes=ins)
+    res["alltoall-uneven"] = o.flatten().tolist()
+    outs_l = [torch.empty((p * world + rank) % 4 + 1, dtype=torch.bfloat16) for p in range(world)]
+    dist.all_to_all(outs_l, [make_input(f"hosts/a2al{q}", rank, ((rank * world + q) % 4 + 1,),
+                                        "bfloat16") for q in range(world)])
+    res["alltoall-list"] = [t.float().tolist() for t in outs_l]
+    o = torch.empty(world * 20_000)
+    dist.all_to_all_single(o, make_input("hosts/a2abig", rank, (world * 20_000,), "float32"))
+    res["alltoall-big"] = o.tolist()[::89]
+    # Point-to-point on one host (ranks 0 and 1 share one in both runs).
+    if rank == 0:
+        dist.send(make_input("hosts/p2p", 0, (33,), "float64"), 1)
+    elif rank == 1:
+        t = torch.empty(33, dtype=torch.float64)
+        dist.recv(t, 0)
+        res["p2p-local"] = t.tolist()
     torch.manual_seed(5)
     model = DDP(MLP(), bucket_cap_mb=0.002)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
@@ -267,6 +364,17 @@ def mode_hosts(rank, world, store):
         opt.step()
     res["ddp"] = torch.cat([p.detach().flatten() for p in model.parameters()]).tolist()
     dist.barrier()
+    # Point-to-point between ranks 0 and world - 1 (on two hosts: on
+    # different hosts, which raises naming the op).
+    out["p2p_cross"] = None
+    try:
+        if rank == 0:
+            dist.send(torch.ones(3), world - 1)
+        elif rank == world - 1:
+            dist.recv(torch.empty(3), 0)
+        out["p2p_cross"] = "ran"
+    except Exception as e:
+        out["p2p_cross"] = f"{type(e).__name__}: {e}"
     dist.destroy_process_group()
     return out
 
@@ -288,6 +396,12 @@ def main():
         out = mode_ops(rank, world, store)
     elif mode in ("exit", "hang"):
         out = mode_fault(rank, world, store, mode)
+    elif mode == "p2p":
+        out = mode_p2p(rank, world, store)
+    elif mode == "p2p_errors":
+        out = mode_p2p_errors(rank, world, store)
+    elif mode == "p2p_exit":
+        out = mode_p2p_exit(rank, world, store)
     elif mode == "fault_train":
         out = mode_fault_train(rank, world, store)
     elif mode == "hosts":

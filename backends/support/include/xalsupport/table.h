@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "xal/xal_backend.h"
+#include "xalsupport/entry_decls.h"
 
 namespace xal::support {
 
@@ -78,6 +79,8 @@ constexpr void clear_native_collectives(xal_backend_table_t& t) {
   t.allgather = nullptr;
   t.reduce_scatter = nullptr;
   t.alltoall = nullptr;
+  t.comm_send = nullptr;
+  t.comm_recv = nullptr;
 }
 
 }  // namespace xal::support
@@ -100,17 +103,6 @@ constexpr void clear_native_collectives(xal_backend_table_t& t) {
 #define XAL_SUPPORT_TABLE_REQUIRE(ns)            \
   namespace ns_required_ = ns;                   \
   XAL_BACKEND_ENTRIES(XAL_SUPPORT_REQUIRE_ONE)
-
-// Declares, in the current namespace, every REQUIRED entry of the list
-// with the table's own type (a backend defines each of them anyway, and
-// the fill takes only that exact type): the declarations every backend's
-// entries.h would otherwise write out again.
-#define XAL_SUPPORT_DECLARE_XAL_ENTRY_REQUIRED(name) \
-  std::remove_pointer_t<decltype(xal_backend_table_t::name)> name;
-#define XAL_SUPPORT_DECLARE_XAL_ENTRY_OPTIONAL(name)
-#define XAL_SUPPORT_DECLARE_XAL_ENTRY_DATA(name)
-#define XAL_SUPPORT_DECLARE_ONE(name, presence, minor) XAL_SUPPORT_DECLARE_##presence(name)
-#define XAL_SUPPORT_DECLARE_REQUIRED_ENTRIES() XAL_BACKEND_ENTRIES(XAL_SUPPORT_DECLARE_ONE)
 
 // The whole plugin file of a backend whose table is every entry namespace
 // `ns` declares (checked for the required ones at compile time), under

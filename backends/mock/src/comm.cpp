@@ -1,11 +1,11 @@
-// The mock plugin's native collectives entries (see collectives.hpp).
+// The mock plugin's native collectives entries (see comm_engine.h).
 #include <algorithm>
 #include <memory>
 #include <vector>
 
-#include "collectives.hpp"
-#include "device.hpp"
-#include "plugin.hpp"
+#include "comm_engine.h"
+#include "device.h"
+#include "entries.h"
 #include "xal_common/reduce.hpp"
 
 namespace xal::mock {
@@ -32,7 +32,7 @@ xal_status_t enqueue(xal_bcomm_t* comm, xal_bstream_t* stream, common::CollDesc 
   Comm* c = as_comm(comm);
   Stream& s = *as_stream(stream);
   const char* name = common::coll_name(op.kind);
-  return guarded(services_of_comm(c), name, [&] {
+  return guarded(Entry{services_of_comm(c)}, name, [&] {
     Device& dev = c->clique->device(c->rank);
     if (&s.device() != &dev)
       throw Error(XAL_ERROR_INVALID_ARGUMENT,
@@ -74,7 +74,7 @@ xal_status_t enqueue(xal_bcomm_t* comm, xal_bstream_t* stream, common::CollDesc 
 xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
                          const xal_bcomm_options_t* options, xal_bcomm_t** out) {
   if (!devices || n == 0 || !devices[0]) return XAL_ERROR_INVALID_ARGUMENT;
-  return guarded(services_of(as_device(devices[0])), "comm_create", [&] {
+  return guarded(Entry{services_of(as_device(devices[0]))}, "comm_create", [&] {
     check_not_null(out, "comm_create: out_comms");
     std::vector<Device*> devs;
     for (uint32_t i = 0; i < n; ++i) {

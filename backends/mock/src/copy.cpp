@@ -1,8 +1,9 @@
-// Mock plugin entries: device memory, host memory and copies.
+// Mock plugin entries: copies and memset, run by the stream's worker or
+// inline on the caller's thread (copy_engine.h).
 #include <chrono>
 
-#include "copy_engine.hpp"
-#include "plugin.hpp"
+#include "copy_engine.h"
+#include "entries.h"
 #include "xal_common/strings.hpp"
 
 namespace xal::mock {
@@ -29,107 +30,11 @@ double combined_throttle(double a, double b) {
 
 }  // namespace
 
-xal_status_t mem_alloc(xal_bdevice_t* device, size_t bytes, xal_devptr_t* out) {
-  XAL_MOCK_REQUIRE_HANDLE(device);
-  Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_alloc", [&] {
-    check_not_null(out, "mem_alloc: out_ptr");
-    if (bytes == 0)
-      throw Error(XAL_ERROR_INVALID_ARGUMENT, "mem_alloc: size is 0");
-    const Arena::AllocResult r = d.arena().allocate(bytes);
-    if (r.address == 0)
-      throw Error(XAL_ERROR_OUT_OF_MEMORY,
-                  "mem_alloc: out of memory on mock device " +
-                      std::to_string(d.index()) + " (" + d.profile().name +
-                      "): requested " + std::to_string(bytes) + " bytes, free " +
-                      std::to_string(r.free) + " (largest free range " +
-                      std::to_string(r.largest) + "), total " +
-                      std::to_string(d.arena().capacity()));
-    *out = r.address;
-    return XAL_SUCCESS;
-  });
-}
-
-xal_status_t mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
-  XAL_MOCK_REQUIRE_HANDLE(device);
-  Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_free", [&] {
-    if (!d.arena().release(ptr))
-      throw Error(XAL_ERROR_INVALID_ARGUMENT,
-                  "mem_free: " + hex(ptr) +
-                      " is not the start of a live allocation of mock device " +
-                      std::to_string(d.index()));
-    return XAL_SUCCESS;
-  });
-}
-
-xal_status_t mem_get_info(xal_bdevice_t* device, uint64_t* out_free, uint64_t* out_total) {
-  XAL_MOCK_REQUIRE_HANDLE(device);
-  Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_get_info", [&] {
-    check_not_null(out_free, "mem_get_info: out_free");
-    check_not_null(out_total, "mem_get_info: out_total");
-    const uint64_t total = d.arena().capacity();
-    *out_total = total;
-    *out_free = total - d.arena().used();
-    return XAL_SUCCESS;
-  });
-}
-
-xal_status_t host_alloc(xal_backend_t* backend, size_t bytes, uint32_t flags, void** out) {
-  XAL_MOCK_REQUIRE_HANDLE(backend);
-  Backend& b = *as_backend(backend);
-  return guarded(b.services(), "host_alloc", [&] {
-    check_not_null(out, "host_alloc: out_ptr");
-    if (bytes == 0) throw Error(XAL_ERROR_INVALID_ARGUMENT, "host_alloc: size is 0");
-    if (flags & ~XAL_HOST_ALLOC_WRITE_COMBINED)
-      throw Error(XAL_ERROR_INVALID_ARGUMENT,
-                  "host_alloc: unknown flags " + hex(flags));
-    *out = b.host_alloc(bytes);
-    return XAL_SUCCESS;
-  });
-}
-
-xal_status_t host_free(xal_backend_t* backend, void* ptr) {
-  XAL_MOCK_REQUIRE_HANDLE(backend);
-  Backend& b = *as_backend(backend);
-  return guarded(b.services(), "host_free", [&] {
-    if (!b.host_free(ptr))
-      throw Error(XAL_ERROR_INVALID_ARGUMENT,
-                  "host_free: " + hex(reinterpret_cast<uint64_t>(ptr)) +
-                      " was not allocated by this mock instance");
-    return XAL_SUCCESS;
-  });
-}
-
-xal_status_t host_register(xal_backend_t* backend, void* ptr, size_t bytes) {
-  XAL_MOCK_REQUIRE_HANDLE(backend);
-  Backend& b = *as_backend(backend);
-  return guarded(b.services(), "host_register", [&] {
-    check_not_null(ptr, "host_register: ptr");
-    if (bytes == 0) throw Error(XAL_ERROR_INVALID_ARGUMENT, "host_register: size is 0");
-    b.host_register(ptr, bytes);
-    return XAL_SUCCESS;
-  });
-}
-
-xal_status_t host_unregister(xal_backend_t* backend, void* ptr) {
-  XAL_MOCK_REQUIRE_HANDLE(backend);
-  Backend& b = *as_backend(backend);
-  return guarded(b.services(), "host_unregister", [&] {
-    if (!b.host_unregister(ptr))
-      throw Error(XAL_ERROR_INVALID_ARGUMENT,
-                  "host_unregister: " + hex(reinterpret_cast<uint64_t>(ptr)) +
-                      " is not registered");
-    return XAL_SUCCESS;
-  });
-}
-
 xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst, const void* src,
                          size_t bytes) {
   XAL_MOCK_REQUIRE_HANDLE(stream);
   Stream& s = *as_stream(stream);
-  return guarded(services_of(&s), "memcpy_htod", [&] {
+  return guarded(Entry{services_of(&s)}, "memcpy_htod", [&] {
     if (bytes == 0) return XAL_SUCCESS;
     check_not_null(src, "memcpy_htod: src");
     void* d = s.device().checked_address(dst, bytes, "memcpy_htod: destination");
@@ -147,7 +52,7 @@ xal_status_t memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst, const void* sr
 xal_status_t memcpy_dtoh(xal_bstream_t* stream, void* dst, xal_devptr_t src, size_t bytes) {
   XAL_MOCK_REQUIRE_HANDLE(stream);
   Stream& s = *as_stream(stream);
-  return guarded(services_of(&s), "memcpy_dtoh", [&] {
+  return guarded(Entry{services_of(&s)}, "memcpy_dtoh", [&] {
     if (bytes == 0) return XAL_SUCCESS;
     check_not_null(dst, "memcpy_dtoh: dst");
     const void* h = s.device().checked_address(src, bytes, "memcpy_dtoh: source");
@@ -166,7 +71,7 @@ xal_status_t memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst, xal_devptr_t s
                          size_t bytes) {
   XAL_MOCK_REQUIRE_HANDLE(stream);
   Stream& s = *as_stream(stream);
-  return guarded(services_of(&s), "memcpy_dtod", [&] {
+  return guarded(Entry{services_of(&s)}, "memcpy_dtod", [&] {
     if (bytes == 0) return XAL_SUCCESS;
     void* d = s.device().checked_address(dst, bytes, "memcpy_dtod: destination");
     const void* h = s.device().checked_address(src, bytes, "memcpy_dtod: source");
@@ -185,7 +90,7 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device, xal_d
                          xal_bdevice_t* src_device, xal_devptr_t src, size_t bytes) {
   XAL_MOCK_REQUIRE_HANDLE(stream);
   Stream& s = *as_stream(stream);
-  return guarded(services_of(&s), "memcpy_peer", [&] {
+  return guarded(Entry{services_of(&s)}, "memcpy_peer", [&] {
     Backend& b = s.device().backend();
     Device* dd = as_device(dst_device);
     Device* sd = as_device(src_device);
@@ -216,7 +121,7 @@ xal_status_t memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device, xal_d
 xal_status_t memset(xal_bstream_t* stream, xal_devptr_t dst, uint8_t value, size_t bytes) {
   XAL_MOCK_REQUIRE_HANDLE(stream);
   Stream& s = *as_stream(stream);
-  return guarded(services_of(&s), "memset", [&] {
+  return guarded(Entry{services_of(&s)}, "memset", [&] {
     if (bytes == 0) return XAL_SUCCESS;
     void* d = s.device().checked_address(dst, bytes, "memset: destination");
     const double gbps = s.device().profile().bandwidth_gbps;

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "plugin.hpp"
+#include "entries.h"
 
 namespace xal::mock {
 
@@ -44,7 +44,7 @@ xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes, ui
                         xal_devptr_t* out_ptr) {
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_import", [&] {
+  return guarded(Entry{services_of(&d)}, "mem_import", [&] {
     check_not_null(out_ptr, "mem_import: out_ptr");
     if (d.arena().contains(native, bytes)) {
       // The device's own memory, allocated through the backend directly.
@@ -73,7 +73,7 @@ xal_status_t mem_import(xal_bdevice_t* device, uint64_t native, size_t bytes, ui
 xal_status_t mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr) {
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_import_release", [&] {
+  return guarded(Entry{services_of(&d)}, "mem_import_release", [&] {
     d.foreign().remove(ptr);  // nothing to do for the device's own memory
     return XAL_SUCCESS;
   });
@@ -83,7 +83,7 @@ xal_status_t stream_import(xal_bdevice_t* device, uint64_t native, uint32_t flag
                            xal_bstream_t** out_stream) {
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
-  return guarded(services_of(&d), "stream_import", [&] {
+  return guarded(Entry{services_of(&d)}, "stream_import", [&] {
     check_not_null(out_stream, "stream_import: out_stream");
     (void)flags;
     // Looked up among the device's streams before it is ever dereferenced.
@@ -101,7 +101,7 @@ xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
                          uint8_t* out_vendor) {
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_ipc_get", [&] {
+  return guarded(Entry{services_of(&d)}, "mem_ipc_get", [&] {
     check_not_null(out_vendor, "mem_ipc_get: out_vendor");
     if (d.arena().fd() < 0)
       throw Error(XAL_ERROR_NOT_SUPPORTED,
@@ -126,7 +126,7 @@ xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t b
                           int32_t owner_pid, xal_devptr_t* out_ptr) {
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_ipc_open", [&] {
+  return guarded(Entry{services_of(&d)}, "mem_ipc_open", [&] {
     check_not_null(vendor, "mem_ipc_open: vendor");
     check_not_null(out_ptr, "mem_ipc_open: out_ptr");
     IpcVendor v{};
@@ -143,7 +143,7 @@ xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t b
 xal_status_t mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr) {
   XAL_MOCK_REQUIRE_HANDLE(device);
   Device& d = *as_device(device);
-  return guarded(services_of(&d), "mem_ipc_close", [&] {
+  return guarded(Entry{services_of(&d)}, "mem_ipc_close", [&] {
     if (!d.foreign().remove(ptr))
       throw Error(XAL_ERROR_INVALID_ARGUMENT,
                   "mem_ipc_close: " + hex(ptr) + " is not IPC memory of mock device " +

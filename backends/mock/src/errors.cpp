@@ -1,4 +1,4 @@
-#include "error.hpp"
+#include "errors.h"
 
 #include <cstddef>
 #include <cstdio>
@@ -23,6 +23,21 @@ xal_status_t report(const xal_backend_services_t* services,
     }
   }
   return status;
+}
+
+xal_status_t Entry::fail(const support::Caught& caught) const {
+  const std::string op = caught.operation != nullptr ? caught.operation : "";
+  switch (caught.kind) {
+    case support::Caught::Kind::kStatusError:
+      return report(services, caught.status, caught.what);
+    case support::Caught::Kind::kOutOfHostMemory:
+      return report(services, caught.status, op + ": out of host memory");
+    case support::Caught::Kind::kException:
+      return report(services, caught.status, op + ": internal error: " + caught.what);
+    case support::Caught::Kind::kUnknown:
+      break;
+  }
+  return report(services, caught.status, op + ": unknown internal error");
 }
 
 }  // namespace xal::mock

@@ -9,13 +9,13 @@
 #include <mutex>
 #include <string>
 
-#include "arena.hpp"
-#include "event.hpp"
-#include "foreign_memory.hpp"
-#include "kernels.hpp"
-#include "metrics.hpp"
-#include "profiles.hpp"
-#include "stream.hpp"
+#include "arena.h"
+#include "event.h"
+#include "foreign_memory.h"
+#include "kernels.h"
+#include "metrics.h"
+#include "profiles.h"
+#include "stream_worker.h"
 
 namespace xal::mock {
 

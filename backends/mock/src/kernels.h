@@ -32,8 +32,8 @@
 #include <string_view>
 #include <vector>
 
-#include "profiles.hpp"
-#include "stream.hpp"
+#include "profiles.h"
+#include "stream_worker.h"
 #include "xal/xal.h"
 
 namespace xal::mock {

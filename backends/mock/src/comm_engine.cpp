@@ -1,10 +1,10 @@
-#include "collectives.hpp"
+#include "comm_engine.h"
 
 #include <chrono>
 
-#include "copy_engine.hpp"
-#include "device.hpp"
-#include "error.hpp"
+#include "copy_engine.h"
+#include "device.h"
+#include "errors.h"
 
 namespace xal::mock {
 

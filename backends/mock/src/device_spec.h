@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "profiles.hpp"
+#include "profiles.h"
 
 namespace xal::mock {
 

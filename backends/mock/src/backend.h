@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "copy_engine.hpp"
-#include "device.hpp"
+#include "copy_engine.h"
+#include "device.h"
 #include "xal/xal_backend.h"
 
 namespace xal::mock {

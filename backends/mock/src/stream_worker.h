@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-#include "error.hpp"
+#include "errors.h"
 #include "xal/xal.h"
 
 namespace xal::mock {

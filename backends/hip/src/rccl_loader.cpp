@@ -1,8 +1,21 @@
-#include "rccl.h"
+// rccl_loader.cpp -- opening librccl.so.1 (or XAL_RCCL_LIBRARY) and
+// resolving the functions of rccl_symbols.h (xalsupport/symbol_table.h).
+#include "rccl_loader.h"
 
 #include <dlfcn.h>
 
+#include "xalsupport/symbol_table.h"
+
 namespace xal::hip {
+namespace {
+
+// "RCCL with NCCL API 2.7" for 20700 (rccl_symbols.h's encoding).
+std::string rccl_version_text(int64_t since) {
+  return "RCCL with NCCL API " + std::to_string(since / 10000) + "." +
+         std::to_string(since / 100 % 100);
+}
+
+}  // namespace
 
 Rccl::~Rccl() {
   if (handle_ != nullptr) dlclose(handle_);
@@ -25,29 +38,13 @@ bool Rccl::load(const std::string& path, bool runtime_simulated,
     *reason = name + ": " + (text != nullptr ? text : "not found");
     return false;
   }
-  bool complete = true;
-  auto resolve = [&](auto& fn, const char* symbol) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
-        dlsym(handle, symbol));
-    if (fn == nullptr && complete) {
-      complete = false;
-      *reason = name + " lacks " + symbol;
-    }
-  };
-  resolve(ncclGetErrorString, "ncclGetErrorString");
-  resolve(ncclCommInitAll, "ncclCommInitAll");
-  resolve(ncclCommDestroy, "ncclCommDestroy");
-  resolve(ncclCommAbort, "ncclCommAbort");
-  resolve(ncclCommGetAsyncError, "ncclCommGetAsyncError");
-  resolve(ncclGroupStart, "ncclGroupStart");
-  resolve(ncclGroupEnd, "ncclGroupEnd");
-  resolve(ncclAllReduce, "ncclAllReduce");
-  resolve(ncclBroadcast, "ncclBroadcast");
-  resolve(ncclReduce, "ncclReduce");
-  resolve(ncclAllGather, "ncclAllGather");
-  resolve(ncclReduceScatter, "ncclReduceScatter");
-  resolve(ncclSend, "ncclSend");
-  resolve(ncclRecv, "ncclRecv");
+  support::SymbolResolver resolver(support::dlsym_lookup(handle));
+#define XAL_RCCL_RESOLVE(kind, symbol, since) \
+  resolver.resolve(support::SymbolKind::kind, #symbol, since, symbol);
+  XAL_RCCL_SYMBOLS(XAL_RCCL_RESOLVE)
+#undef XAL_RCCL_RESOLVE
+  bool complete = resolver.complete();
+  if (!complete) *reason = resolver.reason(name, rccl_version_text);
   const bool simulated = dlsym(handle, "xalsim_nccl_is_simulated") != nullptr;
   if (complete && simulated != runtime_simulated) {
     complete = false;

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <set>
 
-#include "stream.hpp"
+#include "stream_worker.h"
 
 namespace xal::mock {
 

@@ -1,4 +1,4 @@
-// nccl.cpp -- the native collective entries through NCCL (nccl_loader.h):
+// comm.cpp -- the native collective entries through NCCL (nccl_loader.h):
 // each checks what xal defines (the stream's device, dtype and op, the
 // root, an aborted communicator) and calls NCCL on the caller's stream.
 #include <memory>
@@ -102,7 +102,7 @@ template <typename Issue>
 xal_status_t collective(xal_bcomm_s* comm, xal_bstream_s* stream, const Shape& shape, Issue issue) {
   if (comm == nullptr || stream == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = comm->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     // The message is made only on an error: this runs on every call.
     auto refuse = [&](xal_status_t status, const std::string& why) {
       return backend->error(status, std::string("cuda: ") + shape.name + ": " + why);
@@ -159,7 +159,7 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
     if (devices[i] == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   }
   xal_backend_s* backend = devices[0]->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     (void)options;  // timeouts and aborts are the core's, through comm_abort
     if (backend->nccl == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED,
@@ -185,10 +185,12 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
     std::vector<std::unique_ptr<xal_bcomm_s>> made;
     try {
       clique = std::make_shared<NcclClique>(*backend->nccl, comms);
+      auto pairs = std::make_shared<support::MessagePairs>();
       for (uint32_t i = 0; i < n; ++i) {
         auto comm = std::make_unique<xal_bcomm_s>();
         comm->device = devices[i];
         comm->clique = clique;
+        comm->pairs = pairs;
         comm->rank = static_cast<int>(i);
         comm->size = static_cast<int>(n);
         made.push_back(std::move(comm));
@@ -209,7 +211,7 @@ xal_status_t comm_create(xal_bdevice_t* const* devices, uint32_t n,
 xal_status_t comm_destroy(xal_bcomm_t* comm) {
   if (comm == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = comm->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     std::unique_ptr<xal_bcomm_s> owned(comm);
     std::erase_if(t_staged, [comm](const auto& staged) { return staged.first == comm; });
     if (!comm->staging.empty() && comm->device->make_current() == CUDA_SUCCESS) {
@@ -231,7 +233,7 @@ xal_status_t comm_destroy(xal_bcomm_t* comm) {
 xal_status_t comm_abort(xal_bcomm_t* comm) {
   if (comm == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = comm->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     return nccl_result(backend, comm->clique->abort(), "ncclCommAbort", nullptr);
   });
 }
@@ -239,7 +241,7 @@ xal_status_t comm_abort(xal_bcomm_t* comm) {
 xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
   if (comm == nullptr || out_error == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
   xal_backend_s* backend = comm->device->backend;
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     const Use use(backend, comm, /*kept=*/false);
     if (use.handle() == nullptr) {
       *out_error = XAL_ERROR_ABORTED;
@@ -256,7 +258,7 @@ xal_status_t comm_get_async_error(xal_bcomm_t* comm, xal_status_t* out_error) {
 }
 
 xal_status_t group_start(xal_backend_t* backend) {
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (backend->nccl == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED, "cuda: NCCL is not loaded");
     }
@@ -267,7 +269,7 @@ xal_status_t group_start(xal_backend_t* backend) {
 }
 
 xal_status_t group_end(xal_backend_t* backend) {
-  return guarded(backend, [&]() -> xal_status_t {
+  return guarded(Entry{backend}, __func__, [&]() -> xal_status_t {
     if (backend->nccl == nullptr) {
       return backend->error(XAL_ERROR_NOT_SUPPORTED, "cuda: NCCL is not loaded");
     }
@@ -363,6 +365,56 @@ xal_status_t alltoall(xal_bcomm_t* comm, xal_devptr_t send, xal_devptr_t recv, s
         }
         return r;
       });
+}
+
+namespace {
+
+// One send or receive: NCCL's, on the caller's stream, with the checks of
+// the collectives. The k-th send of a rank to `peer` pairs with the k-th
+// receive of `peer` from it; NCCL leaves a pair that disagrees on count or
+// dtype undefined, so the pair is checked here when its second half is
+// queued (nccl_comm.h, pairs): both ranks' streams then fail their next
+// synchronize with COLLECTIVE_MISMATCH. NCCL is still called as asked (its
+// ncclSend or ncclRecv may already be queued on the peer).
+xal_status_t point_to_point(xal_bcomm_s* comm, bool send, xal_devptr_t ptr, size_t count,
+                            xal_dtype_t dtype, uint32_t peer, xal_bstream_s* stream) {
+  if (comm == nullptr || stream == nullptr) return XAL_ERROR_INVALID_ARGUMENT;
+  xal_backend_s* backend = comm->device->backend;
+  const char* name = send ? "ncclSend" : "ncclRecv";
+  // Inside collective()'s exception barrier, before NCCL is called.
+  return collective(comm, stream, {name, dtype, XAL_OP_SUM, !kOp, 0, !kRoot}, [&](Call& c) {
+    if (peer >= static_cast<uint32_t>(comm->size)) {
+      c.failed = backend->error(XAL_ERROR_INVALID_ARGUMENT,
+                                std::string("cuda: ") + name + ": peer " + std::to_string(peer) +
+                                    " is out of range (" + std::to_string(comm->size) +
+                                    " ranks)");
+      return ncclSuccess;
+    }
+    const int to = static_cast<int>(peer);
+    const ncclResult_t r = send ? c.nccl.ncclSend(dev(ptr), count, c.type, to, c.comm, c.stream)
+                                : c.nccl.ncclRecv(dev(ptr), count, c.type, to, c.comm, c.stream);
+    if (r != ncclSuccess) return r;
+    const auto mismatch = comm->pairs->post(send, static_cast<uint32_t>(comm->rank), peer,
+                                            {count, dtype, stream});
+    if (mismatch) {
+      const std::string why = "ncclSend/ncclRecv: " + mismatch->why;
+      backend->stream_failures.note(mismatch->send_stream, XAL_ERROR_COLLECTIVE_MISMATCH, why);
+      backend->stream_failures.note(mismatch->recv_stream, XAL_ERROR_COLLECTIVE_MISMATCH, why);
+    }
+    return r;
+  });
+}
+
+}  // namespace
+
+xal_status_t comm_send(xal_bcomm_t* comm, xal_devptr_t send, size_t count, xal_dtype_t dtype,
+                       uint32_t peer, xal_bstream_t* stream) {
+  return point_to_point(comm, true, send, count, dtype, peer, stream);
+}
+
+xal_status_t comm_recv(xal_bcomm_t* comm, xal_devptr_t recv, size_t count, xal_dtype_t dtype,
+                       uint32_t peer, xal_bstream_t* stream) {
+  return point_to_point(comm, false, recv, count, dtype, peer, stream);
 }
 
 }  // namespace xal::cuda
