@@ -57,6 +57,21 @@ xal_status_t FaultBackend::report(xal_status_t status,
   return status;
 }
 
+xal_status_t FaultEntry::fail(const xal::support::Caught& caught) const {
+  using Kind = xal::support::Caught::Kind;
+  const std::string entry = caught.operation != nullptr ? caught.operation : "an entry";
+  switch (caught.kind) {
+    case Kind::kOutOfHostMemory:
+      return backend->report(caught.status, "fault: out of host memory in " + entry);
+    case Kind::kUnknown:
+      return backend->report(caught.status, "fault: unknown exception in " + entry);
+    case Kind::kStatusError:
+    case Kind::kException:
+      break;
+  }
+  return backend->report(caught.status, "fault: " + entry + ": " + caught.what);
+}
+
 xal_status_t FaultBackend::start(const char* argument) {
   xal_status_t status = XAL_SUCCESS;
   try {

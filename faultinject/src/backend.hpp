@@ -19,6 +19,7 @@
 #include "fault_log.hpp"
 #include "xal/xal_backend.h"
 #include "xal/xal_fault.h"
+#include "xalsupport/guarded.h"
 
 struct xal_backend_s;  // = xal::fault::FaultBackend (see backend.cpp casts)
 
@@ -304,22 +305,15 @@ class FaultBackend {
   uint64_t active_hangs_ = 0;  // hangs not yet reported (ActiveHang)
 };
 
-// Guard for every table entry: turns exceptions into statuses.
-template <class F>
-xal_status_t guarded(FaultBackend* b, const char* entry, F&& f) noexcept {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return b->report(XAL_ERROR_OUT_OF_HOST_MEMORY,
-                     std::string("fault: out of host memory in ") + entry);
-  } catch (const std::exception& e) {
-    return b->report(XAL_ERROR_INTERNAL,
-                     std::string("fault: ") + entry + ": " + e.what());
-  } catch (...) {
-    return b->report(XAL_ERROR_INTERNAL,
-                     std::string("fault: unknown exception in ") + entry);
-  }
-}
+// The fault backend's context for the backends' one exception barrier,
+// xal::support::guarded(entry, operation, body): words what the barrier
+// caught as "fault: ..." and reports it through the backend `backend`
+// (borrowed; it outlives the call).
+struct FaultEntry {
+  FaultBackend* backend;
+  xal_status_t fail(const xal::support::Caught& caught) const;
+};
+using xal::support::guarded;
 
 inline FaultBackend* as_fault(xal_backend_t* b) {
   return reinterpret_cast<FaultBackend*>(b);

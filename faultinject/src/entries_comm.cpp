@@ -34,7 +34,7 @@ xal_status_t fault_module_load(xal_bdevice_t* device, uint32_t format,
                                xal_bmodule_t** out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "module_load", [&] {
+  return guarded(FaultEntry{b}, "module_load", [&] {
     const auto s = b->before(Op::module_load, d, nullptr, bytes, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
     if (b->t.module_load == nullptr) return unsupported(b, "kernels");
@@ -50,7 +50,7 @@ xal_status_t fault_module_load(xal_bdevice_t* device, uint32_t format,
 xal_status_t fault_module_unload(xal_bmodule_t* module) {
   FaultModule* m = as_fault(module);
   FaultBackend* b = m->device->backend;
-  return guarded(b, "module_unload", [&] {
+  return guarded(FaultEntry{b}, "module_unload", [&] {
     // The core drops the module whatever module_unload returns
     // (xal_backend.h, "Releases"): an injected error is returned, but the
     // module still goes.
@@ -69,7 +69,7 @@ xal_status_t fault_kernel_get(xal_bmodule_t* module, const char* name,
                               xal_bkernel_t** out) {
   FaultModule* m = as_fault(module);
   FaultBackend* b = m->device->backend;
-  return guarded(b, "kernel_get", [&] {
+  return guarded(FaultEntry{b}, "kernel_get", [&] {
     if (m->dead.load()) return dead(b, "module");
     const auto s =
         b->before(Op::kernel_get, m->device, nullptr, std::nullopt, 0, nullptr);
@@ -92,7 +92,7 @@ xal_status_t fault_kernel_launch(xal_bstream_t* stream, xal_bkernel_t* kernel,
   FaultStream* w = as_fault(stream);
   FaultKernel* k = as_fault(kernel);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "kernel_launch", [&] {
+  return guarded(FaultEntry{b}, "kernel_launch", [&] {
     if (w->dead.load()) return dead(b, "stream");
     if (k->module->dead.load()) return dead(b, "module");
     const auto s = b->before(Op::kernel_launch, w->device, nullptr,
@@ -108,7 +108,7 @@ xal_status_t fault_comm_create(xal_bdevice_t* const* devices, uint32_t n,
                                xal_bcomm_t** out_comms) {
   FaultDevice* first = as_fault(devices[0]);
   FaultBackend* b = first->backend;
-  return guarded(b, "comm_create", [&] {
+  return guarded(FaultEntry{b}, "comm_create", [&] {
     std::vector<FaultDevice*> members(n);
     for (uint32_t i = 0; i < n; ++i) members[i] = as_fault(devices[i]);
     // One call, one match of the rules, whatever the number of devices.
@@ -138,7 +138,7 @@ xal_status_t fault_comm_create(xal_bdevice_t* const* devices, uint32_t n,
 xal_status_t fault_comm_destroy(xal_bcomm_t* comm) {
   FaultComm* c = as_fault(comm);
   FaultBackend* b = c->device->backend;
-  return guarded(b, "comm_destroy", [&] {
+  return guarded(FaultEntry{b}, "comm_destroy", [&] {
     // Released whatever it returns, as module_unload.
     const auto injected = b->before(Op::comm_destroy, c->device, nullptr,
                                     std::nullopt, 0, nullptr);
@@ -154,7 +154,7 @@ xal_status_t fault_comm_destroy(xal_bcomm_t* comm) {
 xal_status_t fault_comm_abort(xal_bcomm_t* comm) {
   FaultComm* c = as_fault(comm);
   FaultBackend* b = c->device->backend;
-  return guarded(b, "comm_abort", [&] {
+  return guarded(FaultEntry{b}, "comm_abort", [&] {
     b->abort_comm(*c->group);  // its injected hangs end with ABORTED
     const auto s =
         b->before(Op::comm_abort, c->device, nullptr, std::nullopt, 0, nullptr);
@@ -168,7 +168,7 @@ xal_status_t fault_comm_get_async_error(xal_bcomm_t* comm,
                                         xal_status_t* out_error) {
   FaultComm* c = as_fault(comm);
   FaultBackend* b = c->device->backend;
-  return guarded(b, "comm_get_async_error", [&] {
+  return guarded(FaultEntry{b}, "comm_get_async_error", [&] {
     if (c->dead.load()) return dead(b, "communicator");
     const auto s = b->before(Op::comm_get_async_error, c->device, nullptr,
                              std::nullopt, 0, nullptr);
@@ -208,7 +208,7 @@ GroupState* open_group(FaultBackend* b) {
 template <Op kOp, xal_status_t (*xal_backend_table_t::*kEntry)(xal_backend_t*)>
 xal_status_t group_call(xal_backend_t* backend) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, op_name(kOp).data(), [&] {
+  return guarded(FaultEntry{b}, op_name(kOp).data(), [&] {
     const auto s = b->before(kOp, nullptr, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
     const auto r =
@@ -244,7 +244,7 @@ xal_status_t collective(Op op, FaultComm* c, xal_bstream_t* stream,
   // An abort from here on ends a hang injected into this call.
   const CommCall call_comm{c->timeout_ms, c->group.get(),
                            c->group->aborts.load(std::memory_order_acquire)};
-  return guarded(b, op_name(op).data(), [&] {
+  return guarded(FaultEntry{b}, op_name(op).data(), [&] {
     if (c->dead.load()) return dead(b, "communicator");
     if (w->dead.load()) return dead(b, "stream");
     const uint64_t bytes = out_elems * dtype_size(dtype);

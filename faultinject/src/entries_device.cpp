@@ -22,7 +22,7 @@ xal_status_t fault_init(const xal_backend_init_args_t* args,
     return XAL_ERROR_INVALID_ARGUMENT;
   }
   FaultBackend probe(args->services);  // reports errors before the real one
-  return guarded(&probe, "init", [&] {
+  return guarded(FaultEntry{&probe}, "init", [&] {
     auto b = std::make_unique<FaultBackend>(args->services);
     const xal_status_t s = b->start(args->argument);
     if (s != XAL_SUCCESS) return s;  // ~FaultBackend shuts the target down
@@ -33,7 +33,7 @@ xal_status_t fault_init(const xal_backend_init_args_t* args,
 
 xal_status_t fault_shutdown(xal_backend_t* backend) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "shutdown", [&] {
+  return guarded(FaultEntry{b}, "shutdown", [&] {
     std::unique_ptr<FaultBackend> owned(b);
     owned->stop();
     return XAL_SUCCESS;
@@ -43,7 +43,7 @@ xal_status_t fault_shutdown(xal_backend_t* backend) {
 xal_status_t fault_describe(xal_backend_t* backend,
                             xal_backend_describe_t* out) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "describe", [&] {
+  return guarded(FaultEntry{b}, "describe", [&] {
     xal_backend_describe_t inner{};
     inner.struct_size = sizeof inner;
     if (b->t.describe != nullptr) b->t.describe(b->target, &inner);
@@ -81,7 +81,7 @@ xal_status_t fault_device_get_properties(xal_bdevice_t* device,
                                          xal_device_properties_t* out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "device_get_properties", [&] {
+  return guarded(FaultEntry{b}, "device_get_properties", [&] {
     const auto s = b->before(Op::device_get_properties, d, nullptr,
                              std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -92,7 +92,7 @@ xal_status_t fault_device_get_properties(xal_bdevice_t* device,
 xal_status_t fault_device_synchronize(xal_bdevice_t* device) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "device_synchronize", [&] {
+  return guarded(FaultEntry{b}, "device_synchronize", [&] {
     const auto s =
         b->before(Op::device_synchronize, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -102,14 +102,14 @@ xal_status_t fault_device_synchronize(xal_bdevice_t* device) {
 
 xal_status_t fault_device_reset(xal_bdevice_t* device) {
   FaultDevice* d = as_fault(device);
-  return guarded(d->backend, "device_reset",
+  return guarded(FaultEntry{d->backend}, "device_reset",
                  [&] { return d->backend->reset_device(d); });
 }
 
 xal_status_t fault_device_get_health(xal_bdevice_t* device,
                                      xal_device_health_t* out) {
   FaultDevice* d = as_fault(device);
-  return guarded(d->backend, "device_get_health",
+  return guarded(FaultEntry{d->backend}, "device_get_health",
                  [&] { return d->backend->health(d, out); });
 }
 
@@ -117,7 +117,7 @@ xal_status_t fault_device_get_metrics(xal_bdevice_t* device,
                                       xal_device_metrics_t* out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "device_get_metrics", [&] {
+  return guarded(FaultEntry{b}, "device_get_metrics", [&] {
     const auto s =
         b->before(Op::device_get_metrics, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -142,7 +142,7 @@ xal_status_t fault_mem_alloc(xal_bdevice_t* device, size_t bytes,
                              xal_devptr_t* out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_alloc", [&] {
+  return guarded(FaultEntry{b}, "mem_alloc", [&] {
     const auto s = b->before(Op::mem_alloc, d, nullptr, bytes, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
     return b->t.mem_alloc(d->target, bytes, out);
@@ -152,7 +152,7 @@ xal_status_t fault_mem_alloc(xal_bdevice_t* device, size_t bytes,
 xal_status_t fault_mem_free(xal_bdevice_t* device, xal_devptr_t ptr) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_free", [&] {
+  return guarded(FaultEntry{b}, "mem_free", [&] {
     const auto s = b->before(Op::mem_free, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
     return b->t.mem_free(d->target, ptr);
@@ -163,7 +163,7 @@ xal_status_t fault_mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
                                 uint64_t* out_total) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_get_info", [&] {
+  return guarded(FaultEntry{b}, "mem_get_info", [&] {
     const auto s =
         b->before(Op::mem_get_info, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -174,7 +174,7 @@ xal_status_t fault_mem_get_info(xal_bdevice_t* device, uint64_t* out_free,
 xal_status_t fault_host_alloc(xal_backend_t* backend, size_t bytes,
                               uint32_t flags, void** out) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "host_alloc", [&] {
+  return guarded(FaultEntry{b}, "host_alloc", [&] {
     const auto s =
         b->before(Op::host_alloc, nullptr, nullptr, bytes, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -199,7 +199,7 @@ xal_status_t fault_host_alloc(xal_backend_t* backend, size_t bytes,
 
 xal_status_t fault_host_free(xal_backend_t* backend, void* ptr) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "host_free", [&] {
+  return guarded(FaultEntry{b}, "host_free", [&] {
     // The core forgets the memory whatever host_free returns (xal_backend.h,
     // "Releases"): an injected error is returned, but the memory still goes.
     const auto injected =
@@ -226,7 +226,7 @@ xal_status_t fault_host_free(xal_backend_t* backend, void* ptr) {
 xal_status_t fault_host_register(xal_backend_t* backend, void* ptr,
                                  size_t bytes) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "host_register", [&] {
+  return guarded(FaultEntry{b}, "host_register", [&] {
     const auto s =
         b->before(Op::host_register, nullptr, nullptr, bytes, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -237,7 +237,7 @@ xal_status_t fault_host_register(xal_backend_t* backend, void* ptr,
 
 xal_status_t fault_host_unregister(xal_backend_t* backend, void* ptr) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "host_unregister", [&] {
+  return guarded(FaultEntry{b}, "host_unregister", [&] {
     const auto s = b->before(Op::host_unregister, nullptr, nullptr,
                              std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;

@@ -15,7 +15,7 @@ xal_status_t fault_mem_import(xal_bdevice_t* device, uint64_t native, size_t byt
                               uint32_t flags, xal_devptr_t* out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_import", [&] {
+  return guarded(FaultEntry{b}, "mem_import", [&] {
     if (!b->t.mem_import) return target_lacks(b, "mem_import");
     const auto s = b->before(Op::mem_import, d, nullptr, bytes, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -26,7 +26,7 @@ xal_status_t fault_mem_import(xal_bdevice_t* device, uint64_t native, size_t byt
 xal_status_t fault_mem_import_release(xal_bdevice_t* device, xal_devptr_t ptr) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_import_release", [&] {
+  return guarded(FaultEntry{b}, "mem_import_release", [&] {
     if (!b->t.mem_import_release) return target_lacks(b, "mem_import_release");
     const auto s = b->before(Op::mem_import_release, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -41,7 +41,7 @@ xal_status_t fault_stream_import(xal_bdevice_t* device, uint64_t native, uint32_
                                  xal_bstream_t** out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "stream_import", [&] {
+  return guarded(FaultEntry{b}, "stream_import", [&] {
     if (!b->t.stream_import) return target_lacks(b, "stream_import");
     const auto s = b->before(Op::stream_import, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -63,7 +63,7 @@ xal_status_t fault_mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t b
                                uint8_t* out_vendor) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_ipc_get", [&] {
+  return guarded(FaultEntry{b}, "mem_ipc_get", [&] {
     if (!b->t.mem_ipc_get) return target_lacks(b, "mem_ipc_get");
     const auto s = b->before(Op::mem_ipc_get, d, nullptr, bytes, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -75,7 +75,7 @@ xal_status_t fault_mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, si
                                 int32_t owner_pid, xal_devptr_t* out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_ipc_open", [&] {
+  return guarded(FaultEntry{b}, "mem_ipc_open", [&] {
     if (!b->t.mem_ipc_open) return target_lacks(b, "mem_ipc_open");
     const auto s = b->before(Op::mem_ipc_open, d, nullptr, bytes, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -86,7 +86,7 @@ xal_status_t fault_mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, si
 xal_status_t fault_mem_ipc_close(xal_bdevice_t* device, xal_devptr_t ptr) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "mem_ipc_close", [&] {
+  return guarded(FaultEntry{b}, "mem_ipc_close", [&] {
     if (!b->t.mem_ipc_close) return target_lacks(b, "mem_ipc_close");
     const auto s = b->before(Op::mem_ipc_close, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;

@@ -16,7 +16,7 @@ xal_status_t fault_stream_create(xal_bdevice_t* device, uint32_t flags,
                                  xal_bstream_t** out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "stream_create", [&] {
+  return guarded(FaultEntry{b}, "stream_create", [&] {
     const auto s =
         b->before(Op::stream_create, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -32,7 +32,7 @@ xal_status_t fault_stream_create(xal_bdevice_t* device, uint32_t flags,
 xal_status_t fault_stream_destroy(xal_bstream_t* stream) {
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "stream_destroy", [&] {
+  return guarded(FaultEntry{b}, "stream_destroy", [&] {
     const auto s = b->before(Op::stream_destroy, w->device, nullptr,
                              std::nullopt, 0, nullptr, nullptr, w);
     if (s != XAL_SUCCESS) return s;
@@ -53,7 +53,7 @@ template <Op kOp, xal_status_t (*xal_backend_table_t::*kEntry)(xal_bstream_t*)>
 xal_status_t stream_call(xal_bstream_t* stream) {
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, op_name(kOp).data(), [&] {
+  return guarded(FaultEntry{b}, op_name(kOp).data(), [&] {
     if (w->dead.load()) return dead(b, "stream");
     const auto s = b->before(kOp, w->device, nullptr, std::nullopt, 0,
                              nullptr, nullptr, w);
@@ -66,7 +66,7 @@ xal_status_t fault_stream_enqueue_host_func(xal_bstream_t* stream,
                                             void (*fn)(void*), void* user) {
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "stream_enqueue_host_func", [&] {
+  return guarded(FaultEntry{b}, "stream_enqueue_host_func", [&] {
     if (w->dead.load()) return dead(b, "stream");
     const auto s = b->before(Op::stream_enqueue_host_func, w->device, nullptr,
                              std::nullopt, 0, nullptr, nullptr, w);
@@ -86,7 +86,7 @@ xal_status_t fault_memcpy_htod(xal_bstream_t* stream, xal_devptr_t dst,
                                const void* src, size_t bytes) {
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "memcpy_htod", [&] {
+  return guarded(FaultEntry{b}, "memcpy_htod", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
     const auto s = b->before(Op::memcpy_htod, w->device, nullptr, bytes, bytes,
@@ -104,7 +104,7 @@ xal_status_t fault_memcpy_dtoh(xal_bstream_t* stream, void* dst,
                                xal_devptr_t src, size_t bytes) {
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "memcpy_dtoh", [&] {
+  return guarded(FaultEntry{b}, "memcpy_dtoh", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
     const auto s = b->before(Op::memcpy_dtoh, w->device, nullptr, bytes, bytes,
@@ -122,7 +122,7 @@ xal_status_t fault_memcpy_dtod(xal_bstream_t* stream, xal_devptr_t dst,
                                xal_devptr_t src, size_t bytes) {
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "memcpy_dtod", [&] {
+  return guarded(FaultEntry{b}, "memcpy_dtod", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
     const auto s = b->before(Op::memcpy_dtod, w->device, nullptr, bytes, bytes,
@@ -164,7 +164,7 @@ xal_status_t fault_memcpy_peer(xal_bstream_t* stream, xal_bdevice_t* dst_device,
   FaultBackend* b = w->device->backend;
   FaultDevice* dd = as_fault(dst_device);
   FaultDevice* sd = as_fault(src_device);
-  return guarded(b, "memcpy_peer", [&] {
+  return guarded(FaultEntry{b}, "memcpy_peer", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
     FaultDevice* other = dd == w->device ? sd : dd;
@@ -187,7 +187,7 @@ xal_status_t fault_memset(xal_bstream_t* stream, xal_devptr_t dst,
                           uint8_t value, size_t bytes) {
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "memset", [&] {
+  return guarded(FaultEntry{b}, "memset", [&] {
     if (w->dead.load()) return dead(b, "stream");
     std::optional<Decision> flip;
     const auto s = b->before(Op::memset, w->device, nullptr, bytes, bytes, &flip,
@@ -205,7 +205,7 @@ xal_status_t fault_event_create(xal_bdevice_t* device, uint32_t flags,
                                 xal_bevent_t** out) {
   FaultDevice* d = as_fault(device);
   FaultBackend* b = d->backend;
-  return guarded(b, "event_create", [&] {
+  return guarded(FaultEntry{b}, "event_create", [&] {
     const auto s =
         b->before(Op::event_create, d, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -221,7 +221,7 @@ xal_status_t fault_event_create(xal_bdevice_t* device, uint32_t flags,
 xal_status_t fault_event_destroy(xal_bevent_t* event) {
   FaultEvent* w = as_fault(event);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "event_destroy", [&] {
+  return guarded(FaultEntry{b}, "event_destroy", [&] {
     const auto s = b->before(Op::event_destroy, w->device, nullptr,
                              std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -239,7 +239,7 @@ xal_status_t fault_event_record(xal_bevent_t* event, xal_bstream_t* stream) {
   FaultEvent* e = as_fault(event);
   FaultStream* w = as_fault(stream);
   FaultBackend* b = e->device->backend;
-  return guarded(b, "event_record", [&] {
+  return guarded(FaultEntry{b}, "event_record", [&] {
     if (e->dead.load()) return dead(b, "event");
     if (w->dead.load()) return dead(b, "stream");
     const auto s = b->before(Op::event_record, w->device, e->device,
@@ -256,7 +256,7 @@ xal_status_t fault_stream_wait_event(xal_bstream_t* stream,
   FaultEvent* e = as_fault(event);
   FaultStream* w = as_fault(stream);
   FaultBackend* b = w->device->backend;
-  return guarded(b, "stream_wait_event", [&] {
+  return guarded(FaultEntry{b}, "stream_wait_event", [&] {
     if (e->dead.load()) return dead(b, "event");
     if (w->dead.load()) return dead(b, "stream");
     const auto s = b->before(Op::stream_wait_event, w->device, e->device,
@@ -270,7 +270,7 @@ template <Op kOp, xal_status_t (*xal_backend_table_t::*kEntry)(xal_bevent_t*)>
 xal_status_t event_call(xal_bevent_t* event) {
   FaultEvent* e = as_fault(event);
   FaultBackend* b = e->device->backend;
-  return guarded(b, op_name(kOp).data(), [&] {
+  return guarded(FaultEntry{b}, op_name(kOp).data(), [&] {
     if (e->dead.load()) return dead(b, "event");
     const auto s = b->before(kOp, e->device, nullptr, std::nullopt, 0, nullptr,
                              nullptr, e->recorded_on.load());
@@ -284,7 +284,7 @@ xal_status_t fault_event_elapsed_ms(xal_bevent_t* start, xal_bevent_t* end,
   FaultEvent* a = as_fault(start);
   FaultEvent* z = as_fault(end);
   FaultBackend* b = a->device->backend;
-  return guarded(b, "event_elapsed_ms", [&] {
+  return guarded(FaultEntry{b}, "event_elapsed_ms", [&] {
     if (a->dead.load() || z->dead.load()) return dead(b, "event");
     const auto s = b->before(Op::event_elapsed_ms, a->device, z->device,
                              std::nullopt, 0, nullptr);

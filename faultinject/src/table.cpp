@@ -24,12 +24,12 @@ const xal_backend_table_t kTable = make_table();
 xal_status_t ctl_load_plan(xal_backend_s* backend, const char* plan,
                            uint32_t flags) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "load_plan", [&] { return b->load_plan(plan, flags); });
+  return guarded(FaultEntry{b}, "load_plan", [&] { return b->load_plan(plan, flags); });
 }
 
 xal_status_t ctl_clear(xal_backend_s* backend) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "clear", [&] {
+  return guarded(FaultEntry{b}, "clear", [&] {
     std::lock_guard lock(b->plan_mutex);
     b->engine.clear();
     return XAL_SUCCESS;
@@ -39,7 +39,7 @@ xal_status_t ctl_clear(xal_backend_s* backend) {
 xal_status_t ctl_set_rule_enabled(xal_backend_s* backend, const char* rule,
                                   int32_t enabled) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "set_rule_enabled", [&] {
+  return guarded(FaultEntry{b}, "set_rule_enabled", [&] {
     if (rule == nullptr) {
       return b->report(XAL_ERROR_INVALID_ARGUMENT, "fault: rule name is NULL");
     }
@@ -53,7 +53,7 @@ xal_status_t ctl_set_rule_enabled(xal_backend_s* backend, const char* rule,
 
 xal_status_t ctl_rule_count(xal_backend_s* backend, uint32_t* out_count) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "rule_count", [&] {
+  return guarded(FaultEntry{b}, "rule_count", [&] {
     if (out_count == nullptr) {
       return b->report(XAL_ERROR_INVALID_ARGUMENT, "fault: out_count is NULL");
     }
@@ -65,7 +65,7 @@ xal_status_t ctl_rule_count(xal_backend_s* backend, uint32_t* out_count) {
 xal_status_t ctl_rule_get_info(xal_backend_s* backend, uint32_t index,
                                xal_fault_rule_info_t* out) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "rule_get_info", [&] {
+  return guarded(FaultEntry{b}, "rule_get_info", [&] {
     if (out == nullptr || out->struct_size < sizeof(xal_fault_rule_info_t)) {
       return b->report(XAL_ERROR_INVALID_ARGUMENT,
                        "fault: out_info is NULL or its struct_size too small");
@@ -90,7 +90,7 @@ xal_status_t ctl_rule_get_info(xal_backend_s* backend, uint32_t index,
 xal_status_t ctl_get_counters(xal_backend_s* backend,
                               xal_fault_counters_t* out) {
   FaultBackend* b = as_fault(backend);
-  return guarded(b, "get_counters", [&] {
+  return guarded(FaultEntry{b}, "get_counters", [&] {
     if (out == nullptr || out->struct_size < sizeof(xal_fault_counters_t)) {
       return b->report(XAL_ERROR_INVALID_ARGUMENT,
                        "fault: out_counters is NULL or its struct_size too small");
