@@ -14,6 +14,11 @@
 #define XAL_SUPPORT_DECLARE_ENTRY(name) \
   std::remove_pointer_t<decltype(xal_backend_table_t::name)> name;
 
+// A function `function` with the type of the entry `name`, for a backend
+// with two variants of one entry (CUDA's peer_allreduce beside allreduce).
+#define XAL_SUPPORT_DECLARE_ENTRY_AS(function, name) \
+  std::remove_pointer_t<decltype(xal_backend_table_t::name)> function;
+
 // Every REQUIRED entry of the list (XAL_BACKEND_ENTRIES): a backend defines
 // each of them anyway.
 #define XAL_SUPPORT_DECLARE_XAL_ENTRY_REQUIRED(name) XAL_SUPPORT_DECLARE_ENTRY(name)
