@@ -104,6 +104,21 @@ uint64_t init(std::optional<std::string> backends, std::optional<std::string> ba
   return gen;
 }
 
+// Joins the session another library of the process started (xal_init
+// called outside this package, e.g. by the torch backend xal_torch), so
+// that both use one xal. Returns the session's generation, 0 when xal is
+// not initialised.
+uint64_t adopt() {
+  nb::gil_scoped_release nogil;
+  std::unique_lock lock(g_mutex);
+  if (g_live) return g_gen;
+  uint32_t count = 0;
+  if (xal_device_count(&count) != XAL_SUCCESS) return 0;  // not initialised
+  g_gen = ++g_last;
+  g_live = true;
+  return g_gen;
+}
+
 void shutdown() {
   xal_status_t status;
   xal_error_info_t info{};
@@ -135,6 +150,9 @@ void bind_session(nb::module_& m) {
   m.def("init", &init, nb::arg("backends").none(), nb::arg("backend_path").none(),
         nb::arg("selector").none(), nb::arg("validation"),
         "xal_init; returns the session's generation.");
+  m.def("adopt", &adopt,
+        "Joins a session another library of the process initialised; returns its "
+        "generation, 0 when xal is not initialised.");
   m.def("shutdown", &shutdown, "xal_shutdown; every object made before becomes stale.");
   m.def(
       "generation", [] { return session::generation(); },

@@ -135,3 +135,28 @@ def test_type_stubs_are_shipped():
     stub = (pkg / "_xal.pyi").read_text()
     for name in ("class Allocation", "def mem_alloc", "def dlpack_export", "def collective"):
         assert name in stub
+
+
+def test_joins_a_session_another_library_started(py):
+    # xal_init called outside the package (as the torch backend xal_torch
+    # or a C++ framework does): the package joins that session instead of
+    # failing, and both see one xal.
+    out = py(
+        "import ctypes, json, xal\n"
+        "libxal = ctypes.CDLL('libxal.so.1')\n"
+        "assert libxal.xal_init(None) == 0\n"
+        "n = ctypes.c_uint32()\n"
+        "assert libxal.xal_device_count(ctypes.byref(n)) == 0\n"
+        "devs = xal.devices()\n"
+        "b = devs[0].alloc(64)\n"
+        "b.memset(7)\n"
+        "try:\n"
+        "    xal.init()\n"
+        "    again = 'accepted'\n"
+        "except xal.Error as e:\n"
+        "    again = type(e).__name__\n"
+        "print(json.dumps([n.value, len(devs), b.to_bytes() == bytes([7]) * 64, again]))\n"
+    )
+    count, seen, written, again = json.loads(out.strip().splitlines()[-1])
+    assert count == seen >= 2 and written is True
+    assert again == "InvalidArgument"  # an explicit init still says xal is up

@@ -70,12 +70,14 @@ def is_initialized() -> bool:
 
 
 def ensure() -> int:
-    """Initialises xal from the environment when it is not; returns the generation."""
+    """Initialises xal from the environment when it is not, or joins the
+    session another library of the process started (the torch backend
+    xal_torch, a C++ framework calling xal_init); returns the generation."""
     gen = _xal.generation()
     if gen:
         return gen
     with _lock:
-        if not _xal.generation():
+        if not _xal.generation() and not _xal.adopt():
             _xal.init(None, None, None, -1)
         return _xal.generation()
 

@@ -8,7 +8,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 
 #include "hosts_transport.hpp"
@@ -41,14 +40,9 @@ std::string unique_shm_name() {
   return buf;
 }
 
-// Every tensor a call takes: a dense CPU tensor.
+// Every tensor a call takes: a dense (strided) tensor, on any device.
 void check_tensor(const at::Tensor& t, const char* op) {
   TORCH_CHECK(t.defined(), "xal: ", op, " got an undefined tensor");
-  if (!t.device().is_cpu())
-    C10_THROW_ERROR(NotImplementedError,
-                    std::string("xal: ") + op + " got a tensor on " + t.device().str() +
-                        ": the torch backend runs CPU tensors only so far (CUDA tensors through "
-                        "xal_mem_import on torch's stream are not implemented)");
   TORCH_CHECK(t.layout() == at::kStrided, "xal: ", op, " supports dense tensors only, got ",
               t.layout());
 }
@@ -126,14 +120,11 @@ Reduction reduction(const c10d::ReduceOp& rop, at::ScalarType st, const char* na
   return r;
 }
 
-// `t` itself when contiguous, else a contiguous copy (copied back by
-// write_back).
-at::Tensor dense(const at::Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
-void write_back(at::Tensor& t, const at::Tensor& w) {
-  if (!w.is_same(t)) t.copy_(w);
-}
-
 size_t nbytes(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
+
+// The bytes of a dense tensor as a 1-D uint8 view of it.
+at::Tensor bytes_of(const at::Tensor& t) { return t.reshape({-1}).view(at::kByte); }
+int64_t i64(size_t v) { return static_cast<int64_t>(v); }
 
 }  // namespace
 
@@ -165,6 +156,7 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
   TORCH_CHECK(static_cast<int>(host_of_rank.size()) == size,
               "xal: one host index per rank expected");
   dev_ = process_device();
+  gdev_ = GroupDevice::of(dev_);
   const long long ms = std::clamp<long long>(timeout.count(), 1, UINT32_MAX);
   const auto timeout_ms = static_cast<uint32_t>(ms);
   const size_t slot = slot_bytes_from_env();
@@ -224,6 +216,23 @@ XalBackend::~XalBackend() {
   stop();
   if (comm_) xal_comm_destroy(comm_);
   if (stream_) xal_stream_destroy(stream_);
+  for (const auto& [native, s] : imported_streams_) xal_stream_destroy(s);
+}
+
+CallPlace XalBackend::place_for(const std::vector<at::Tensor>& tensors, const char* op) const {
+  check_tensors(tensors, op);
+  return place_of(gdev_, tensors, op);
+}
+
+xal_stream_t XalBackend::stream_at(const CallPlace& place) {
+  if (!place.device_memory) return stream_;
+  auto it = imported_streams_.find(place.native_stream);
+  if (it != imported_streams_.end()) return it->second;
+  xal_stream_t s = nullptr;
+  check_xal("importing torch's current stream (xal_stream_import)",
+            xal_stream_import(dev_, place.native_stream, 0, &s));
+  imported_streams_.emplace(place.native_stream, s);
+  return s;
 }
 
 std::string XalBackend::deviceDescription() const { return describe_device(dev_); }
@@ -247,7 +256,7 @@ void XalBackend::abort() {
 
 void XalBackend::sync(const char* name, xal_status_t issued) {
   if (issued != XAL_SUCCESS) throw_xal(name, issued);
-  if (xal_status_t s = xal_stream_synchronize(stream_); s) throw_xal(name, s);
+  if (xal_status_t s = xal_stream_synchronize(call_stream_); s) throw_xal(name, s);
 }
 
 // --------------------------------------------------------- worker steps ---
@@ -257,9 +266,11 @@ void XalBackend::run_allreduce(at::Tensor& t, const c10d::ReduceOp& rop, const c
   at::Tensor w = dense(t);
   if (w.numel()) {
     r.scaled(w, /*in_place=*/true);
-    HostImports im(dev_, {&w}, name);
+    TensorMemory im = memory({&w}, {&w}, name);
     sync(name, xal_allreduce(comm_, im.ptr(w), im.ptr(w), static_cast<size_t>(w.numel()),
-                             r.dtype, r.op, stream_));
+                             r.dtype, r.op, call_stream_));
+    im.copy_out();
+    last_staged_.store(im.staged_bytes());
   }
   write_back(t, w);
 }
@@ -269,9 +280,10 @@ void XalBackend::run_reduce(at::Tensor& t, const c10d::ReduceOp& rop, int root) 
   at::Tensor w = dense(t);
   if (w.numel()) {
     at::Tensor in = r.scaled(w, /*in_place=*/false);
-    HostImports im(dev_, {&in, &w}, "reduce");
+    TensorMemory im = memory({&in}, {&w}, "reduce");
     sync("reduce", xal_reduce(comm_, im.ptr(in), im.ptr(w), static_cast<size_t>(w.numel()),
-                              r.dtype, r.op, static_cast<uint32_t>(root), stream_));
+                              r.dtype, r.op, static_cast<uint32_t>(root), call_stream_));
+    im.copy_out();
   }
   write_back(t, w);
 }
@@ -279,9 +291,10 @@ void XalBackend::run_reduce(at::Tensor& t, const c10d::ReduceOp& rop, int root) 
 void XalBackend::run_broadcast(at::Tensor& t, int root) {
   at::Tensor w = dense(t);
   if (w.numel()) {
-    HostImports im(dev_, {&w}, "broadcast");
+    TensorMemory im = memory({&w}, {&w}, "broadcast");
     sync("broadcast", xal_broadcast(comm_, im.ptr(w), im.ptr(w), nbytes(w), XAL_DTYPE_U8,
-                                    static_cast<uint32_t>(root), stream_));
+                                    static_cast<uint32_t>(root), call_stream_));
+    im.copy_out();
   }
   write_back(t, w);
 }
@@ -290,8 +303,10 @@ void XalBackend::run_allgather(at::Tensor& out, const at::Tensor& in_, const cha
   const at::Tensor in = dense(in_);
   at::Tensor w = dense(out);
   if (in.numel()) {
-    HostImports im(dev_, {&in, &w}, name);
-    sync(name, xal_allgather(comm_, im.ptr(in), im.ptr(w), nbytes(in), XAL_DTYPE_U8, stream_));
+    TensorMemory im = memory({&in}, {&w}, name);
+    sync(name,
+         xal_allgather(comm_, im.ptr(in), im.ptr(w), nbytes(in), XAL_DTYPE_U8, call_stream_));
+    im.copy_out();
   }
   write_back(out, w);
 }
@@ -302,25 +317,29 @@ void XalBackend::run_reduce_scatter(at::Tensor& out, const at::Tensor& in_,
   const at::Tensor in = r.scaled(dense(in_), /*in_place=*/false);
   at::Tensor w = dense(out);
   if (w.numel()) {
-    HostImports im(dev_, {&in, &w}, name);
+    TensorMemory im = memory({&in}, {&w}, name);
     sync(name, xal_reduce_scatter(comm_, im.ptr(in), im.ptr(w), static_cast<size_t>(w.numel()),
-                                  r.dtype, r.op, stream_));
+                                  r.dtype, r.op, call_stream_));
+    im.copy_out();
   }
   write_back(out, w);
 }
 
 int64_t XalBackend::group_max(int64_t v, const char* name) {
   at::Tensor t = at::full({1}, v, at::kLong);
-  HostImports im(dev_, {&t}, name);
-  sync(name, xal_allreduce(comm_, im.ptr(t), im.ptr(t), 1, XAL_DTYPE_I64, XAL_OP_MAX, stream_));
+  TensorMemory im = memory({&t}, {&t}, name);
+  sync(name,
+       xal_allreduce(comm_, im.ptr(t), im.ptr(t), 1, XAL_DTYPE_I64, XAL_OP_MAX, call_stream_));
+  im.copy_out();
   return t.item<int64_t>();
 }
 
 void XalBackend::run_alltoall_bytes(at::Tensor& out, const at::Tensor& in, size_t block,
                                     const char* name) {
   if (block == 0) return;
-  HostImports im(dev_, {&in, &out}, name);
-  sync(name, xal_alltoall(comm_, im.ptr(in), im.ptr(out), block, XAL_DTYPE_U8, stream_));
+  TensorMemory im = memory({&in}, {&out}, name);
+  sync(name, xal_alltoall(comm_, im.ptr(in), im.ptr(out), block, XAL_DTYPE_U8, call_stream_));
+  im.copy_out();
 }
 
 // ------------------------------------------------------------- the API ---
@@ -331,7 +350,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::broadcast(std::vector<at::Tensor>& te
   TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < size_, "xal: broadcast: root rank ",
               opts.rootRank, " is outside the group of ", size_);
   const int root = static_cast<int>(opts.rootRank);
-  return enqueue(c10d::OpType::BROADCAST, tensors, [this, tensors, root]() mutable {
+  return enqueue(c10d::OpType::BROADCAST, tensors, place_of(gdev_, tensors, "broadcast"), [this, tensors, root]() mutable {
     for (at::Tensor& t : tensors) run_broadcast(t, root);
   });
 }
@@ -341,7 +360,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::allreduce(std::vector<at::Tensor>& te
   check_tensors(tensors, "allreduce");
   for (const at::Tensor& t : tensors) reduction(opts.reduceOp, t.scalar_type(), "allreduce");
   c10d::ReduceOp op = opts.reduceOp;
-  return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, tensors, op]() mutable {
+  return enqueue(c10d::OpType::ALLREDUCE, tensors, place_of(gdev_, tensors, "allreduce"), [this, tensors, op]() mutable {
     for (at::Tensor& t : tensors) run_allreduce(t, op, "allreduce");
   });
 }
@@ -352,7 +371,8 @@ c10::intrusive_ptr<c10d::Work> XalBackend::allreduce_coalesced(
   for (const at::Tensor& t : tensors)
     reduction(opts.reduceOp, t.scalar_type(), "allreduce_coalesced");
   c10d::ReduceOp op = opts.reduceOp;
-  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, op]() mutable {
+  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors,
+                 place_of(gdev_, tensors, "allreduce_coalesced"), [this, tensors, op]() mutable {
     for (at::Tensor& t : tensors) run_allreduce(t, op, "allreduce_coalesced");
   });
 }
@@ -365,7 +385,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::reduce(std::vector<at::Tensor>& tenso
   for (const at::Tensor& t : tensors) reduction(opts.reduceOp, t.scalar_type(), "reduce");
   c10d::ReduceOp op = opts.reduceOp;
   const int root = static_cast<int>(opts.rootRank);
-  return enqueue(c10d::OpType::REDUCE, tensors, [this, tensors, op, root]() mutable {
+  return enqueue(c10d::OpType::REDUCE, tensors, place_of(gdev_, tensors, "reduce"), [this, tensors, op, root]() mutable {
     for (at::Tensor& t : tensors) run_reduce(t, op, root);
   });
 }
@@ -384,7 +404,9 @@ c10::intrusive_ptr<c10d::Work> XalBackend::allgather(std::vector<std::vector<at:
                 "xal: allgather: every output must have the input's size and dtype");
   at::Tensor in = inputs[0];
   std::vector<at::Tensor> outs = outputs[0];
-  return enqueue(c10d::OpType::ALLGATHER, outs, [this, in, outs]() mutable {
+  std::vector<at::Tensor> all = outs;
+  all.push_back(in);
+  return enqueue(c10d::OpType::ALLGATHER, outs, place_of(gdev_, all, "allgather"), [this, in, outs]() mutable {
     at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
     run_allgather(flat, in, "allgather");
     for (int r = 0; r < size_; ++r)
@@ -401,7 +423,8 @@ c10::intrusive_ptr<c10d::Work> XalBackend::_allgather_base(at::Tensor& output, a
               "xal: allgather_into_tensor: the output must hold ", size_,
               " times the input's elements, of its dtype");
   at::Tensor out = output, in = input;
-  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [this, out, in]() mutable {
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output},
+                 place_of(gdev_, {output, input}, "allgather_into_tensor"), [this, out, in]() mutable {
     run_allgather(out, in, "allgather_into_tensor");
   });
 }
@@ -419,7 +442,11 @@ c10::intrusive_ptr<c10d::Work> XalBackend::allgather_into_tensor_coalesced(
                 "xal: allgather_into_tensor_coalesced: output ", i, " must hold ", size_,
                 " times its input's elements, of its dtype");
   }
-  return enqueue(c10d::OpType::COALESCED, outputs, [this, outputs, inputs]() mutable {
+  std::vector<at::Tensor> all = outputs;
+  all.insert(all.end(), inputs.begin(), inputs.end());
+  return enqueue(c10d::OpType::COALESCED, outputs,
+                 place_of(gdev_, all, "allgather_into_tensor_coalesced"),
+                 [this, outputs, inputs]() mutable {
     for (size_t i = 0; i < inputs.size(); ++i)
       run_allgather(outputs[i], inputs[i], "allgather_into_tensor_coalesced");
   });
@@ -441,7 +468,9 @@ c10::intrusive_ptr<c10d::Work> XalBackend::reduce_scatter(
   at::Tensor out = outputs[0];
   std::vector<at::Tensor> ins = inputs[0];
   c10d::ReduceOp op = opts.reduceOp;
-  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, [this, out, ins, op]() mutable {
+  std::vector<at::Tensor> all = ins;
+  all.push_back(out);
+  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, place_of(gdev_, all, "reduce_scatter"), [this, out, ins, op]() mutable {
     std::vector<at::Tensor> flat;
     for (const at::Tensor& i : ins) flat.push_back(i.reshape({-1}));
     run_reduce_scatter(out, at::cat(flat), op, "reduce_scatter");
@@ -459,7 +488,8 @@ c10::intrusive_ptr<c10d::Work> XalBackend::_reduce_scatter_base(
   reduction(opts.reduceOp, input.scalar_type(), "reduce_scatter_tensor");
   at::Tensor out = output, in = input;
   c10d::ReduceOp op = opts.reduceOp;
-  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [this, out, in, op]() mutable {
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output},
+                 place_of(gdev_, {output, input}, "reduce_scatter_tensor"), [this, out, in, op]() mutable {
     run_reduce_scatter(out, in, op, "reduce_scatter_tensor");
   });
 }
@@ -479,7 +509,11 @@ c10::intrusive_ptr<c10d::Work> XalBackend::reduce_scatter_tensor_coalesced(
     reduction(opts.reduceOp, inputs[i].scalar_type(), "reduce_scatter_tensor_coalesced");
   }
   c10d::ReduceOp op = opts.reduceOp;
-  return enqueue(c10d::OpType::COALESCED, outputs, [this, outputs, inputs, op]() mutable {
+  std::vector<at::Tensor> all = outputs;
+  all.insert(all.end(), inputs.begin(), inputs.end());
+  return enqueue(c10d::OpType::COALESCED, outputs,
+                 place_of(gdev_, all, "reduce_scatter_tensor_coalesced"),
+                 [this, outputs, inputs, op]() mutable {
     for (size_t i = 0; i < inputs.size(); ++i)
       run_reduce_scatter(outputs[i], inputs[i], op, "reduce_scatter_tensor_coalesced");
   });
@@ -517,7 +551,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall_base(at::Tensor& output, at:
   const std::vector<int64_t> in_s = splits(input_splits, input, "input");
   const std::vector<int64_t> out_s = splits(output_splits, output, "output");
   at::Tensor out = output, in = input;
-  return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, [this, out, in, in_s, out_s]() mutable {
+  return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, place_of(gdev_, {output, input}, kName), [this, out, in, in_s, out_s]() mutable {
     const at::Tensor src = dense(in);
     at::Tensor dst = dense(out);
     const int64_t in_rows = src.dim() ? src.size(0) : src.numel();
@@ -537,27 +571,27 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall_base(at::Tensor& output, at:
       send_packed = send_packed && static_cast<size_t>(in_s[q]) * in_row == block;
       recv_packed = recv_packed && static_cast<size_t>(out_s[q]) * out_row == block;
     }
+    // Pieces are copied with torch (on the call's device: src and dst are
+    // on the CPU, or both on the group's card).
     at::Tensor send = src, recv = dst;
     if (!send_packed) {
-      send = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
-      auto* s = static_cast<const char*>(src.data_ptr());
-      auto* d = static_cast<char*>(send.data_ptr());
+      send = at::empty({i64(n * block)}, src.options().dtype(at::kByte));
+      const at::Tensor from = bytes_of(src);
       size_t off = 0;
       for (size_t q = 0; q < n; ++q) {
         const size_t b = static_cast<size_t>(in_s[q]) * in_row;
-        std::memcpy(d + q * block, s + off, b);
+        if (b) send.narrow(0, i64(q * block), i64(b)).copy_(from.narrow(0, i64(off), i64(b)));
         off += b;
       }
     }
-    if (!recv_packed) recv = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
+    if (!recv_packed) recv = at::empty({i64(n * block)}, dst.options().dtype(at::kByte));
     run_alltoall_bytes(recv, send, block, kName);
     if (!recv_packed) {
-      auto* s = static_cast<const char*>(recv.data_ptr());
-      auto* d = static_cast<char*>(dst.data_ptr());
+      at::Tensor to = bytes_of(dst);
       size_t off = 0;
       for (size_t p = 0; p < n; ++p) {
         const size_t b = static_cast<size_t>(out_s[p]) * out_row;
-        std::memcpy(d + off, s + p * block, b);
+        if (b) to.narrow(0, i64(off), i64(b)).copy_(recv.narrow(0, i64(p * block), i64(b)));
         off += b;
       }
     }
@@ -574,25 +608,28 @@ c10::intrusive_ptr<c10d::Work> XalBackend::alltoall(std::vector<at::Tensor>& out
   TORCH_CHECK(static_cast<int>(inputs.size()) == size_ &&
                   static_cast<int>(outputs.size()) == size_,
               "xal: alltoall: ", size_, " inputs and outputs expected");
-  return enqueue(c10d::OpType::ALLTOALL, outputs, [this, outputs, inputs]() mutable {
+  std::vector<at::Tensor> all = outputs;
+  all.insert(all.end(), inputs.begin(), inputs.end());
+  return enqueue(c10d::OpType::ALLTOALL, outputs, place_of(gdev_, all, kName), [this, outputs, inputs]() mutable {
     const size_t n = static_cast<size_t>(size_);
     int64_t local = 0;
     for (size_t q = 0; q < n; ++q)
       local = std::max({local, static_cast<int64_t>(nbytes(inputs[q])),
                         static_cast<int64_t>(nbytes(outputs[q]))});
     const auto block = static_cast<size_t>(group_max(local, kName));
-    at::Tensor send = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
-    at::Tensor recv = at::empty({static_cast<int64_t>(n * block)}, at::kByte);
+    // On the group's card when the tensors are, else on the CPU.
+    const at::TensorOptions bytes = at::TensorOptions().dtype(at::kByte).device(
+        place_.device_memory ? inputs[0].device() : at::Device(at::kCPU));
+    at::Tensor send = at::empty({i64(n * block)}, bytes);
+    at::Tensor recv = at::empty({i64(n * block)}, bytes);
     for (size_t q = 0; q < n; ++q) {
       const at::Tensor s = dense(inputs[q]);
-      if (nbytes(s))
-        std::memcpy(static_cast<char*>(send.data_ptr()) + q * block, s.data_ptr(), nbytes(s));
+      if (nbytes(s)) send.narrow(0, i64(q * block), i64(nbytes(s))).copy_(bytes_of(s));
     }
     run_alltoall_bytes(recv, send, block, kName);
     for (size_t p = 0; p < n; ++p) {
       at::Tensor d = dense(outputs[p]);
-      if (nbytes(d))
-        std::memcpy(d.data_ptr(), static_cast<const char*>(recv.data_ptr()) + p * block, nbytes(d));
+      if (nbytes(d)) bytes_of(d).copy_(recv.narrow(0, i64(p * block), i64(nbytes(d))));
       write_back(outputs[p], d);
     }
   });
@@ -622,7 +659,9 @@ c10::intrusive_ptr<c10d::Work> XalBackend::gather(std::vector<std::vector<at::Te
   }
   at::Tensor in = inputs[0];
   // Through xal's all-gather (every rank receives; the root keeps it).
-  return enqueue(c10d::OpType::GATHER, outs, [this, in, outs]() mutable {
+  std::vector<at::Tensor> all = outs;
+  all.push_back(in);
+  return enqueue(c10d::OpType::GATHER, outs, place_of(gdev_, all, kName), [this, in, outs]() mutable {
     at::Tensor flat = at::empty({size_ * in.numel()}, in.options());
     run_allgather(flat, in, "gather");
     for (size_t r = 0; r < outs.size(); ++r)
@@ -655,7 +694,9 @@ c10::intrusive_ptr<c10d::Work> XalBackend::scatter(std::vector<at::Tensor>& outp
   }
   at::Tensor out = outputs[0];
   // Through xal's broadcast of the root's pieces (each rank keeps its own).
-  return enqueue(c10d::OpType::SCATTER, outputs, [this, out, ins, root]() mutable {
+  std::vector<at::Tensor> all = ins;
+  all.push_back(out);
+  return enqueue(c10d::OpType::SCATTER, outputs, place_of(gdev_, all, kName), [this, out, ins, root]() mutable {
     const int64_t n = out.numel();
     at::Tensor flat = at::empty({size_ * n}, out.options());
     for (size_t r = 0; r < ins.size(); ++r)
@@ -665,8 +706,30 @@ c10::intrusive_ptr<c10d::Work> XalBackend::scatter(std::vector<at::Tensor>& outp
   });
 }
 
+c10::intrusive_ptr<c10d::Work> XalBackend::allreduceDeviceMemory(uint64_t ptr, int64_t count,
+                                                                 at::ScalarType dtype,
+                                                                 uint64_t native_stream) {
+  TORCH_CHECK(ptr != 0 && count > 0, "xal: allreduceDeviceMemory: a pointer and a count > 0");
+  TORCH_CHECK(gdev_.imports && (gdev_.backend == "cuda" || gdev_.backend == "hip"),
+              "xal: allreduceDeviceMemory needs a CUDA or HIP card that imports memory and "
+              "streams; the group runs on ", describe_device(dev_));
+  // A CUDA tensor over the memory, as torch would hand it to allreduce.
+  // (target_device: torch does not ask its CUDA runtime where the memory is.)
+  const at::Device card(at::kCUDA, static_cast<c10::DeviceIndex>(gdev_.backend_index));
+  at::Tensor t = at::for_blob(reinterpret_cast<void*>(ptr), {count})
+                     .options(at::TensorOptions().dtype(dtype).device(card))
+                     .target_device(card)
+                     .make_tensor();
+  CallPlace place;
+  place.device_memory = true;
+  place.native_stream = native_stream;
+  const c10d::ReduceOp op(c10d::ReduceOp::SUM);
+  return enqueue(c10d::OpType::ALLREDUCE, {t}, place,
+                 [this, t, op]() mutable { run_allreduce(t, op, "allreduce"); });
+}
+
 c10::intrusive_ptr<c10d::Work> XalBackend::barrier(const c10d::BarrierOptions& /*opts*/) {
-  return enqueue(c10d::OpType::BARRIER, {}, [this] {
+  return enqueue(c10d::OpType::BARRIER, {}, CallPlace{}, [this] {
     at::Tensor t = at::zeros({1}, at::kInt);
     run_allreduce(t, c10d::ReduceOp(c10d::ReduceOp::SUM), "barrier");
   });

@@ -1,11 +1,12 @@
 // The c10d Backend "xal": in the shape of ProcessGroupGloo, one worker
-// thread per group runs the calls in issue order; each call imports the
-// tensors' storage into xal (zero copy on devices whose memory is host
-// memory: the mock), runs xal's collective on the group's stream over a
-// communicator made with xal_comm_create_transport and the shared-memory
-// transport (shm_transport.hpp), and synchronises the stream. Its Work
-// completes a Future (DDP communication hooks) with the output tensors or
-// the error.
+// thread per group runs the calls in issue order; each call hands the
+// tensors' memory to xal (tensor_memory.hpp: imported in place where the
+// device can, else staged), runs xal's collective over a communicator made
+// with xal_comm_create_transport and the shared-memory transport
+// (shm_transport.hpp) -- on the group's stream, or on torch's current
+// stream imported into xal for tensors on the group's card -- and
+// synchronises that stream. Its Work completes a Future (DDP communication
+// hooks) with the output tensors or the error.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -19,7 +20,9 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
+#include "tensor_memory.hpp"
 #include "xal/xal.h"
 
 namespace xal::torch_backend {
@@ -119,6 +122,17 @@ class XalBackend : public c10d::Backend {
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
 
+  // Test hook: an allreduce (SUM) of `count` elements of `dtype` at `ptr`,
+  // device memory of the group's card, on its native stream `native_stream`
+  // -- the path of a CUDA tensor on the rank's card, entered without one
+  // (no torch here has a GPU): the tensor is a view of the memory typed as
+  // a CUDA tensor of the card's index.
+  c10::intrusive_ptr<c10d::Work> allreduceDeviceMemory(uint64_t ptr, int64_t count,
+                                                       at::ScalarType dtype,
+                                                       uint64_t native_stream);
+  // Bytes the last call staged in device memory (worker thread's view).
+  uint64_t lastStagedBytes() const { return last_staged_.load(); }
+
   // Unblocks pending calls (xal_comm_abort); later calls fail.
   void abort() override;
   // Finishes the queued calls and stops the worker.
@@ -138,9 +152,22 @@ class XalBackend : public c10d::Backend {
     Fn fn;                             // a collective (or a no-op when p2p is set)
     std::shared_ptr<P2pOp> p2p;        // a send or receive
     std::shared_ptr<std::vector<Item>> batch;  // endCoalescing's calls
+    CallPlace place;                   // where its tensors live
   };
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
-                                         Fn fn, std::shared_ptr<P2pOp> p2p = {});
+                                         CallPlace place, Fn fn,
+                                         std::shared_ptr<P2pOp> p2p = {});
+  // The place of a call over `tensors` (checked: defined, dense layout).
+  CallPlace place_for(const std::vector<at::Tensor>& tensors, const char* op) const;
+  // The stream a call at `place` runs on (worker thread): the group's, or
+  // torch's imported (cached per native stream).
+  xal_stream_t stream_at(const CallPlace& place);
+  // `t` as xal gets it in the current call, and memory for its tensors.
+  at::Tensor dense(const at::Tensor& t) const { return dense_for(t, place_); }
+  TensorMemory memory(const std::vector<const at::Tensor*>& inputs,
+                      const std::vector<const at::Tensor*>& outputs, const char* name) {
+    return TensorMemory(gdev_, call_stream_, place_, inputs, outputs, name);
+  }
   void worker();
   void stop();
   // Runs items in order (consecutive sends and receives as one xal group);
@@ -170,7 +197,13 @@ class XalBackend : public c10d::Backend {
   void sync(const char* name, xal_status_t issued);
 
   xal_device_t dev_ = nullptr;
+  GroupDevice gdev_;
   xal_stream_t stream_ = nullptr;
+  // The call the worker runs: its place and stream (worker thread only).
+  CallPlace place_;
+  xal_stream_t call_stream_ = nullptr;
+  std::unordered_map<uint64_t, xal_stream_t> imported_streams_;  // worker thread only
+  std::atomic<uint64_t> last_staged_{0};
   xal_comm_t comm_ = nullptr;
   std::chrono::milliseconds timeout_;
   int hosts_ = 1;

@@ -32,10 +32,6 @@ c10::intrusive_ptr<c10d::Work> XalBackend::enqueue_p2p(P2pOp::Kind kind,
   TORCH_CHECK(tensors.size() == 1, "xal: ", name, " takes one tensor, got ", tensors.size());
   const at::Tensor& t = tensors[0];
   TORCH_CHECK(t.defined(), "xal: ", name, " got an undefined tensor");
-  if (!t.device().is_cpu())
-    C10_THROW_ERROR(NotImplementedError,
-                    std::string("xal: ") + name + " got a tensor on " + t.device().str() +
-                        ": the torch backend runs CPU tensors only so far");
   TORCH_CHECK(t.layout() == at::kStrided, "xal: ", name, " supports dense tensors only");
   if (kind != P2pOp::Kind::kRecvAny) {
     TORCH_CHECK(peer >= 0 && peer < size_, "xal: ", name, ": rank ", peer,
@@ -49,7 +45,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::enqueue_p2p(P2pOp::Kind kind,
                                                          : c10d::OpType::RECVANYSOURCE;
   std::vector<at::Tensor> outputs;
   if (kind != P2pOp::Kind::kSend) outputs.push_back(t);
-  return enqueue(type, std::move(outputs), [] {}, std::move(op));
+  return enqueue(type, std::move(outputs), place_of(gdev_, tensors, name), [] {}, std::move(op));
 }
 
 c10::intrusive_ptr<c10d::Work> XalBackend::send(std::vector<at::Tensor>& tensors, int dstRank,
@@ -82,20 +78,23 @@ std::vector<std::exception_ptr> XalBackend::run_p2p(const std::vector<P2pOp*>& o
     size_t bytes;
   };
   std::vector<Message> msgs;
-  std::vector<const at::Tensor*> tensors;
+  std::vector<const at::Tensor*> inputs, outputs;
   msgs.reserve(ops.size());
   for (const P2pOp* op : ops) {
     Message m;
     const bool sending = op->kind == P2pOp::Kind::kSend;
     m.bytes = nbytes_of(op->tensor);
-    m.payload = m.bytes == 0 ? at::empty({1}, at::kByte)
-                             : (op->tensor.is_contiguous() ? op->tensor : op->tensor.contiguous());
+    m.payload = m.bytes == 0 ? at::empty({1}, at::kByte) : dense(op->tensor);
     m.header = sending ? at::tensor({op->tag, static_cast<int64_t>(m.bytes)}, at::kLong)
                        : at::full({kHeaderWords}, -1, at::kLong);
     msgs.push_back(std::move(m));
   }
-  for (const Message& m : msgs) tensors.push_back(&m.header), tensors.push_back(&m.payload);
-  HostImports im(dev_, tensors, name.c_str());
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    auto& to = ops[i]->kind == P2pOp::Kind::kSend ? inputs : outputs;
+    to.push_back(&msgs[i].header);
+    to.push_back(&msgs[i].payload);
+  }
+  TensorMemory im = memory(inputs, outputs, name.c_str());
   check_xal(name + " (xal_group_start)", xal_group_start());
   xal_status_t issued = XAL_SUCCESS;
   for (size_t i = 0; i < ops.size() && issued == XAL_SUCCESS; ++i) {
@@ -103,17 +102,18 @@ std::vector<std::exception_ptr> XalBackend::run_p2p(const std::vector<P2pOp*>& o
     const auto peer = static_cast<uint32_t>(ops[i]->peer);
     const size_t hb = kHeaderWords * sizeof(int64_t);
     if (ops[i]->kind == P2pOp::Kind::kSend) {
-      issued = xal_send(comm_, im.ptr(m.header), hb, XAL_DTYPE_U8, peer, stream_);
+      issued = xal_send(comm_, im.ptr(m.header), hb, XAL_DTYPE_U8, peer, call_stream_);
       if (issued == XAL_SUCCESS)
-        issued = xal_send(comm_, im.ptr(m.payload), m.bytes, XAL_DTYPE_U8, peer, stream_);
+        issued = xal_send(comm_, im.ptr(m.payload), m.bytes, XAL_DTYPE_U8, peer, call_stream_);
     } else {
-      issued = xal_recv(comm_, im.ptr(m.header), hb, XAL_DTYPE_U8, peer, stream_);
+      issued = xal_recv(comm_, im.ptr(m.header), hb, XAL_DTYPE_U8, peer, call_stream_);
       if (issued == XAL_SUCCESS)
-        issued = xal_recv(comm_, im.ptr(m.payload), m.bytes, XAL_DTYPE_U8, peer, stream_);
+        issued = xal_recv(comm_, im.ptr(m.payload), m.bytes, XAL_DTYPE_U8, peer, call_stream_);
     }
   }
   const xal_status_t ended = xal_group_end();
   sync(name.c_str(), issued != XAL_SUCCESS ? issued : ended);
+  im.copy_out();
   std::vector<std::exception_ptr> errors(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     P2pOp& op = *ops[i];

@@ -4,6 +4,7 @@
 #include "backend.hpp"
 
 #include <ATen/ATen.h>
+#include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
 
 #include "xal_runtime.hpp"
@@ -11,13 +12,14 @@
 namespace xal::torch_backend {
 
 c10::intrusive_ptr<c10d::Work> XalBackend::enqueue(c10d::OpType type,
-                                                   std::vector<at::Tensor> outputs, Fn fn,
+                                                   std::vector<at::Tensor> outputs,
+                                                   CallPlace place, Fn fn,
                                                    std::shared_ptr<P2pOp> p2p) {
   auto work = c10::make_intrusive<XalWork>(type, std::move(outputs), timeout_);
   {
     std::lock_guard lock(mu_);
     TORCH_CHECK(!stop_, "xal: the process group was shut down");
-    Item item{work, std::move(fn), std::move(p2p), nullptr};
+    Item item{work, std::move(fn), std::move(p2p), nullptr, std::move(place)};
     if (coalescing_) coalesced_.push_back(std::move(item));
     else queue_.push_back(std::move(item));
   }
@@ -47,7 +49,7 @@ c10::intrusive_ptr<c10d::Work> XalBackend::endCoalescing() {
     std::lock_guard lock(mu_);
     TORCH_CHECK(!stop_, "xal: the process group was shut down");
     queue_.push_back(
-        Item{work, {}, nullptr, std::make_shared<std::vector<Item>>(std::move(items))});
+        Item{work, {}, nullptr, std::make_shared<std::vector<Item>>(std::move(items)), {}});
   }
   cv_.notify_one();
   return work;
@@ -104,6 +106,18 @@ std::exception_ptr XalBackend::run_items(std::vector<Item>& items) {
   for (size_t i = 0; i < items.size();) {
     std::vector<std::exception_ptr> errors;
     size_t end = i + 1;
+    // The call's place: torch's work on the caller's stream, xal's on the
+    // group's stream or that stream imported (sends and receives grouped
+    // with it share the first one's).
+    place_ = items[i].place;
+    const c10::OptionalStreamGuard on_callers_stream(place_.torch_stream);
+    if (std::exception_ptr e = guarded([&] { call_stream_ = stream_at(place_); })) {
+      calls_run_.fetch_add(1);
+      items[i].work->complete(e);
+      if (!first) first = e;
+      ++i;
+      continue;
+    }
     if (items[i].p2p && items[i].p2p->kind != P2pOp::Kind::kRecvAny) {
       std::vector<P2pOp*> ops;
       for (end = i; end < items.size() && items[end].p2p &&

@@ -55,6 +55,27 @@ PYBIND11_MODULE(_C, m) {
         return x->callsRun();
       },
       "How many calls a backend of xal has run.");
+  m.def(
+      "_allreduce_device_memory",
+      [](const c10::intrusive_ptr<c10d::Backend>& backend, uint64_t ptr, int64_t count,
+         const at::Tensor& like, uint64_t native_stream) {
+        auto* x = dynamic_cast<XalBackend*>(backend.get());
+        TORCH_CHECK(x, "xal: not a backend of xal");
+        return x->allreduceDeviceMemory(ptr, count, like.scalar_type(), native_stream);
+      },
+      py::arg("backend"), py::arg("ptr"), py::arg("count"), py::arg("like"),
+      py::arg("native_stream"),
+      "Test hook: allreduce (SUM) of `count` elements of like's dtype at `ptr`, device memory "
+      "of the group's card, on its native stream: the path of a CUDA tensor on the rank's "
+      "card, without one.");
+  m.def(
+      "last_staged_bytes",
+      [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+        auto* x = dynamic_cast<XalBackend*>(backend.get());
+        TORCH_CHECK(x, "xal: not a backend of xal");
+        return x->lastStagedBytes();
+      },
+      "Bytes the group's last allreduce staged in device memory (0: imported in place).");
   m.def("abi_version", [] {
     const uint32_t v = xal_abi_version();
     return py::make_tuple(XAL_ABI_MAJOR(v), XAL_ABI_MINOR(v));

@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -74,14 +73,6 @@ xal_device_t process_device() {
               env_or("XAL_DEVICE_SELECTOR", "<none>"), ")");
   xal_device_t dev = nullptr;
   check_xal("xal_device_get", xal_device_get(static_cast<uint32_t>(index), &dev));
-  xal_device_properties_t p{};
-  p.struct_size = sizeof p;
-  check_xal("xal_device_get_properties", xal_device_get_properties(dev, &p));
-  TORCH_CHECK((p.capabilities & XAL_DEVICE_CAP_HOST_POINTERS) &&
-                  (p.capabilities & XAL_DEVICE_CAP_MEM_IMPORT),
-              "xal: device ", describe_device(dev),
-              " cannot import host memory (XAL_MEM_IMPORT_HOST): CPU tensors on it would need "
-              "staging copies, which the torch backend does not implement yet");
   return dev;
 }
 
@@ -111,48 +102,6 @@ xal_dtype_t reduce_dtype(const char* op_name, at::ScalarType dtype) {
                                  c10::toString(dtype) +
                                  " (xal reduces float32/64, float16, bfloat16, int8/32/64, "
                                  "uint8/32/64 and bool)");
-}
-
-HostImports::HostImports(xal_device_t dev, const std::vector<const at::Tensor*>& tensors,
-                         const char* op_name)
-    : dev_(dev) {
-  std::vector<Range> want;
-  for (const at::Tensor* t : tensors) {
-    const size_t bytes = t->numel() * t->element_size();
-    if (bytes == 0) continue;
-    const auto begin = reinterpret_cast<uintptr_t>(t->data_ptr());
-    want.push_back({begin, begin + bytes, 0});
-  }
-  std::sort(want.begin(), want.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  for (const Range& r : want) {
-    if (!ranges_.empty() && r.begin < ranges_.back().end)
-      ranges_.back().end = std::max(ranges_.back().end, r.end);
-    else
-      ranges_.push_back(r);
-  }
-  for (size_t i = 0; i < ranges_.size(); ++i) {
-    Range& r = ranges_[i];
-    const xal_status_t s =
-        xal_mem_import(dev_, r.begin, r.end - r.begin, XAL_MEM_IMPORT_HOST, &r.dev);
-    if (s != XAL_SUCCESS) {
-      // Forget the ones imported so far (successful calls keep the error).
-      for (size_t j = 0; j < i; ++j) xal_mem_free(dev_, ranges_[j].dev);
-      ranges_.clear();
-      throw_xal(std::string(op_name) + ": importing a tensor's memory (xal_mem_import)", s);
-    }
-  }
-}
-
-HostImports::~HostImports() {
-  for (const Range& r : ranges_) xal_mem_free(dev_, r.dev);
-  ranges_.clear();
-}
-
-xal_devptr_t HostImports::ptr(const at::Tensor& t) const {
-  const auto p = reinterpret_cast<uintptr_t>(t.data_ptr());
-  for (const Range& r : ranges_)
-    if (p >= r.begin && p < r.end) return r.dev + (p - r.begin);
-  return 0;  // an empty tensor: xal is not called with it
 }
 
 }  // namespace xal::torch_backend

@@ -40,26 +40,4 @@ inline void check_xal(const std::string& what, xal_status_t status) {
 // the op and the dtype. bool maps to u8.
 xal_dtype_t reduce_dtype(const char* op_name, at::ScalarType dtype);
 
-// Imports the storage of tensors (CPU, host memory) as device memory of
-// `dev` for one call: overlapping ranges (a view inside another tensor)
-// are imported once. Forgets the imports when destroyed.
-class HostImports {
- public:
-  HostImports(xal_device_t dev, const std::vector<const at::Tensor*>& tensors,
-              const char* op_name);
-  ~HostImports();
-  HostImports(const HostImports&) = delete;
-  HostImports& operator=(const HostImports&) = delete;
-  // The device address of t.data_ptr() (t was passed to the constructor).
-  xal_devptr_t ptr(const at::Tensor& t) const;
-
- private:
-  struct Range {
-    uintptr_t begin, end;
-    xal_devptr_t dev;
-  };
-  xal_device_t dev_;
-  std::vector<Range> ranges_;
-};
-
 }  // namespace xal::torch_backend

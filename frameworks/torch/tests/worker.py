@@ -61,6 +61,77 @@ def mode_p2p(rank, world, store):
     return out
 
 
+def mode_device_memory(rank, world, store):
+    """On cards whose memory is not host memory (a simulated CUDA or HIP
+    runtime): an allreduce of device memory through the path of a CUDA
+    tensor on the rank's card (imported in place, on its native stream
+    imported into xal), then CPU tensors (staged in device memory) through
+    every op of the battery."""
+    import numpy as np
+    import xal
+    from cases import CASES, Ctx
+    init(rank, world, store)
+    backend = dist.group.WORLD._get_backend(torch.device("cpu"))
+    dev = xal.device(int(os.environ["LOCAL_RANK"]))
+    out = {"device": xal_torch.device_of(), "cases": {}}
+    n = 1 << 16
+    expect = np.arange(n, dtype=np.float32) * sum(range(1, world + 1))
+    from sim_runtime import framework_alloc, framework_stream
+    # Memory and a stream of the card that xal did not make, as a CUDA
+    # tensor's and torch's are (the memory written and read through imports
+    # of it that end before the call).
+    runtime = os.environ["XAL_TEST_RUNTIME"]
+    ptr = framework_alloc(runtime, dev.backend_index, n * 4)
+    with xal.Buffer.import_(ptr, n * 4, device=dev) as b:
+        b.copy_from(np.arange(n, dtype=np.float32) * (rank + 1))
+    stream = framework_stream(runtime, dev.backend_index)
+    for call in range(2):  # the second call reuses the stream's import
+        if call:  # the same input again
+            with xal.Buffer.import_(ptr, n * 4, device=dev) as b:
+                b.copy_from(np.arange(n, dtype=np.float32) * (rank + 1))
+        work = xal_torch._C._allreduce_device_memory(backend, ptr, n, torch.empty(0), stream)
+        work.wait()
+    with xal.Buffer.import_(ptr, n * 4, device=dev) as b:
+        got = b.to_numpy(np.float32)
+    out["device_equal"] = bool(np.array_equal(got, expect))
+    out["device_staged"] = xal_torch._C.last_staged_bytes(backend)
+    t = torch.full((1000,), float(rank + 1))
+    dist.all_reduce(t)
+    out["cpu_equal"] = bool(torch.all(t == sum(range(1, world + 1))).item())
+    out["cpu_staged"] = xal_torch._C.last_staged_bytes(backend)
+    try:
+        xal_torch._C._allreduce_device_memory(backend, 0, n, torch.empty(0), 0)
+        out["null_pointer"] = "accepted"
+    except Exception as e:  # asserted by the test
+        out["null_pointer"] = f"{type(e).__name__}: {e}"
+    gloo = dist.new_group(backend="gloo")
+    ctx = Ctx(rank, world, dist.group.WORLD, gloo)
+    for name, fn in CASES.items():
+        try:
+            fn(ctx)
+            out["cases"][name] = "ok"
+        except Exception as e:  # recorded, asserted by the test
+            out["cases"][name] = f"FAIL {type(e).__name__}: {e}\n{traceback.format_exc()}"
+    dist.barrier()
+    dist.destroy_process_group()
+    return out
+
+
+def mode_device_string(rank, world, store):
+    """init_process_group(backend="cpu:xal,cuda:xal"): the CPU tensors' calls
+    run on the backend of xal mapped to the CPU."""
+    url = store if "://" in store else f"file://{store}"
+    dist.init_process_group("cpu:xal,cuda:xal", init_method=url, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=60))
+    before = xal_torch.calls_run()
+    t = torch.full((8,), float(rank + 1))
+    dist.all_reduce(t)
+    out = {"sum": t.tolist(), "calls": xal_torch.calls_run() - before,
+           "device": xal_torch.device_of()}
+    dist.destroy_process_group()
+    return out
+
+
 def mode_p2p_errors(rank, world, store):
     """A receive of another size than its message, a receive of another
     tag, then a receive whose sender never sends (timeout 3 s)."""
@@ -396,6 +467,10 @@ def main():
         out = mode_ops(rank, world, store)
     elif mode in ("exit", "hang"):
         out = mode_fault(rank, world, store, mode)
+    elif mode == "device_memory":
+        out = mode_device_memory(rank, world, store)
+    elif mode == "device_string":
+        out = mode_device_string(rank, world, store)
     elif mode == "p2p":
         out = mode_p2p(rank, world, store)
     elif mode == "p2p_errors":

@@ -7,7 +7,9 @@ Importing this package registers the backend, so that
 
 runs torch's collectives through xal: one process is one rank, on the xal
 device chosen by XAL_TORCH_DEVICE, else LOCAL_RANK, over the visible devices
-(XAL_BACKENDS, XAL_MOCK_DEVICES, XAL_DEVICE_SELECTOR). CPU tensors. The
+(XAL_BACKENDS, XAL_MOCK_DEVICES, XAL_DEVICE_SELECTOR). CPU tensors, and
+CUDA tensors: on the rank's own CUDA (or HIP) card in place, on torch's
+current stream; on any other device through a CPU copy. The
 ranks of one host meet in shared memory; when a group spans hosts, the
 lowest rank of each host (its leader) exchanges with the other hosts'
 leaders through torch's own Gloo on the group's Store. See docs/TORCH.md.
@@ -68,7 +70,10 @@ def register() -> None:
     """Registers the backend "xal" with torch.distributed (idempotent)."""
     if BACKEND_NAME.upper() in getattr(dist.Backend, "_plugins", {}):
         return
-    dist.Backend.register_backend(BACKEND_NAME, _create_backend, devices=["cpu"])
+    # CUDA tensors too where torch has CUDA devices: a group then has one
+    # backend of xal per device type (torch makes one per mapped device).
+    devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+    dist.Backend.register_backend(BACKEND_NAME, _create_backend, devices=devices)
 
 
 def _backend(group: dist.ProcessGroup | None):
