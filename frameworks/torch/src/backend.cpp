@@ -150,7 +150,8 @@ void XalWork::complete(std::exception_ptr error) {
 
 XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                        std::chrono::milliseconds timeout, std::vector<int> host_of_rank,
-                       c10::intrusive_ptr<c10d::Backend> leaders)
+                       c10::intrusive_ptr<c10d::Backend> leaders,
+                       c10::intrusive_ptr<c10d::Backend> everyone)
     : c10d::Backend(rank, size), timeout_(timeout) {
   if (host_of_rank.empty()) host_of_rank.assign(static_cast<size_t>(size), 0);
   TORCH_CHECK(static_cast<int>(host_of_rank.size()) == size,
@@ -192,7 +193,7 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
     offered_from_ = [shm](int first) { return shm->offered_from(static_cast<uint32_t>(first)); };
   } else {
     hosts = std::make_unique<HostsTransport>(std::move(transport), std::move(host_of_rank), rank,
-                                             std::move(leaders));
+                                             std::move(leaders), std::move(everyone));
     table = hosts->table();
     HostsTransport* h = hosts.get();
     offered_from_ = [h](int first) { return h->offered_from(first); };

@@ -52,10 +52,13 @@ class XalBackend : public c10d::Backend {
   // `store` (a group's prefix store); `timeout` bounds every collective.
   // host_of_rank: every rank's host (0..H-1, numbered by their lowest
   // rank; empty: one host); leaders: on each host's lowest rank when H > 1,
-  // a backend over the H leaders (torch's Gloo) for the steps between hosts.
+  // a backend over the H leaders (torch's Gloo) for the steps between hosts;
+  // everyone: when H > 1, a backend over every rank (torch's Gloo) for
+  // send and recv between hosts.
   XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
              std::chrono::milliseconds timeout, std::vector<int> host_of_rank = {},
-             c10::intrusive_ptr<c10d::Backend> leaders = {});
+             c10::intrusive_ptr<c10d::Backend> leaders = {},
+             c10::intrusive_ptr<c10d::Backend> everyone = {});
   ~XalBackend() override;
 
   const std::string getBackendName() const override { return "xal"; }

@@ -48,12 +48,13 @@ xal_status_t leaders_call(const char* what, uint32_t timeout_ms, Start start, ch
 }  // namespace xal::torch_backend::hosts
 
 // Inside a HostsTransport entry (t: the transport): a failure breaks it.
-#define XAL_HOSTS_CHECK(call)                   \
-  do {                                          \
-    if (xal_status_t s_ = (call); s_) {         \
-      if (t.broken_ == XAL_SUCCESS) t.broken_ = s_; \
-      return s_;                                \
-    }                                           \
+#define XAL_HOSTS_CHECK(call)                          \
+  do {                                                 \
+    if (xal_status_t s_ = (call); s_) {                \
+      xal_status_t none_ = XAL_SUCCESS;                \
+      t.broken_.compare_exchange_strong(none_, s_);    \
+      return s_;                                       \
+    }                                                  \
   } while (0)
 
 // An entry's start: fails at once when aborted or broken.
@@ -61,5 +62,5 @@ xal_status_t leaders_call(const char* what, uint32_t timeout_ms, Start start, ch
   HostsTransport& t = *static_cast<HostsTransport*>(user);                              \
   if (t.aborted_.load())                                                                \
     return fail(XAL_ERROR_ABORTED, "aborted (xal_comm_abort)", message, message_size);  \
-  if (t.broken_ != XAL_SUCCESS)                                                         \
-    return fail(t.broken_, "an earlier call between hosts failed", message, message_size)
+  if (xal_status_t broken_ = t.broken_.load(); broken_ != XAL_SUCCESS)                  \
+    return fail(broken_, "an earlier call between hosts failed", message, message_size)

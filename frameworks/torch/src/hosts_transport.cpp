@@ -18,10 +18,12 @@ using namespace hosts;
 
 
 HostsTransport::HostsTransport(std::unique_ptr<ShmTransport> local, std::vector<int> host_of_rank,
-                               int rank, c10::intrusive_ptr<c10d::Backend> leaders)
+                               int rank, c10::intrusive_ptr<c10d::Backend> leaders,
+                               c10::intrusive_ptr<c10d::Backend> everyone)
     : host_of_(std::move(host_of_rank)), rank_(rank),
       hosts_(*std::max_element(host_of_.begin(), host_of_.end()) + 1), host_(host_of_[rank]),
-      leaders_(std::move(leaders)), ranks_per_process_(host_of_.size(), 1) {
+      leaders_(std::move(leaders)), everyone_(std::move(everyone)),
+      ranks_per_process_(host_of_.size(), 1) {
   for (int r = 0; r < static_cast<int>(host_of_.size()); ++r)
     if (host_of_[r] == host_) local_ranks_.push_back(r);
   local_ = local->table();
@@ -177,47 +179,17 @@ xal_status_t HostsTransport::allgatherv(void* user, void* recv, const size_t* by
   return XAL_SUCCESS;
 }
 
-// Between the processes of this host only (NOT_SUPPORTED otherwise).
-template <class Call>
-xal_status_t HostsTransport::p2p_local(HostsTransport& t, const char* what, uint32_t peer,
-                                       Call call, char* message, size_t message_size) {
-  if (peer >= t.host_of_.size() || t.host_of_[peer] != t.host_)
-    return fail(XAL_ERROR_NOT_SUPPORTED,
-                std::string(what) + " between hosts is not implemented (process " +
-                    std::to_string(peer) + " is on another host; only the hosts' leaders have "
-                    "a Gloo group)",
-                message, message_size);
-  return call(static_cast<uint32_t>(t.local_index(static_cast<int>(peer))));
-}
-
-xal_status_t HostsTransport::send(void* user, const void* buf, size_t bytes, uint32_t peer,
-                                  uint64_t tag, uint32_t timeout_ms, char* message,
-                                  size_t message_size) {
-  return guarded_entry("send across hosts", message, message_size, [&]() -> xal_status_t {
-    HostsTransport& t = *static_cast<HostsTransport*>(user);
-    const xal_comm_transport_t& l = t.local_;
-    return p2p_local(t, "send", peer, [&](uint32_t p) {
-      return l.send(l.user, buf, bytes, p, tag, timeout_ms, message, message_size);
-    }, message, message_size);
-  });
-}
-
-xal_status_t HostsTransport::recv(void* user, void* buf, size_t bytes, uint32_t peer,
-                                  uint64_t tag, uint32_t timeout_ms, char* message,
-                                  size_t message_size) {
-  return guarded_entry("recv across hosts", message, message_size, [&]() -> xal_status_t {
-    HostsTransport& t = *static_cast<HostsTransport*>(user);
-    const xal_comm_transport_t& l = t.local_;
-    return p2p_local(t, "recv", peer, [&](uint32_t p) {
-      return l.recv(l.user, buf, bytes, p, tag, timeout_ms, message, message_size);
-    }, message, message_size);
-  });
-}
-
 void HostsTransport::abort(void* user) {
   HostsTransport& t = *static_cast<HostsTransport*>(user);
   t.aborted_.store(true);
   if (t.local_.abort) t.local_.abort(t.local_.user);
+  std::lock_guard lock(t.pending_mu_);
+  for (const auto& work : t.pending_) {
+    try {
+      work->abort();  // Gloo's sends and receives end their wait
+    } catch (const std::exception&) {  // a Work without abort: it ends at its timeout
+    }
+  }
 }
 
 void HostsTransport::release(void* user) { delete static_cast<HostsTransport*>(user); }

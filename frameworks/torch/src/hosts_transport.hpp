@@ -16,16 +16,19 @@
 // pieces. alltoallv: local alltoallv of the host's own pieces; every
 // process's pieces for other hosts and its sizes reach its leader (local
 // all-gathers), the leaders exchange them with Gloo's all-to-all, and
-// each leader broadcasts what its host received. send and recv: between
-// processes of one host in shared memory; between hosts NOT_SUPPORTED (only
-// the leaders have a Gloo group), named in the message. split: none.
+// each leader broadcasts what its host received. send and recv
+// (hosts_p2p.cpp): between processes of one host in shared memory; between
+// hosts through a second Gloo group, over every rank (`everyone`, made by
+// the Python package too). split: none.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <list>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "shm_transport.hpp"
@@ -38,9 +41,12 @@ class HostsTransport {
   // host_of_rank[r]: the host (0..H-1, numbered by their lowest rank) of
   // every rank; `local` is this host's shared-memory transport (its ranks
   // in rank order); `leaders` is the backend over the H leaders (group rank
-  // = host), set on leaders only.
+  // = host), set on leaders only; `everyone` a backend over every rank of
+  // the group (group ranks), for send and recv between hosts (undefined:
+  // those raise NOT_SUPPORTED).
   HostsTransport(std::unique_ptr<ShmTransport> local, std::vector<int> host_of_rank, int rank,
-                 c10::intrusive_ptr<c10d::Backend> leaders);
+                 c10::intrusive_ptr<c10d::Backend> leaders,
+                 c10::intrusive_ptr<c10d::Backend> everyone = {});
   ~HostsTransport();
   HostsTransport(const HostsTransport&) = delete;
   HostsTransport& operator=(const HostsTransport&) = delete;
@@ -72,11 +78,15 @@ class HostsTransport {
                            uint32_t timeout_ms, char* message, size_t message_size);
   static void abort(void* user);
   static void release(void* user);
-  // Runs call(local index of peer) when peer is on this host, else
-  // NOT_SUPPORTED naming `what`.
-  template <class Call>
-  static xal_status_t p2p_local(HostsTransport& t, const char* what, uint32_t peer, Call call,
-                                char* message, size_t message_size);
+  // A message to or from a process of another host, through `everyone`:
+  // its size (8 bytes), then its bytes, under one Gloo tag.
+  xal_status_t send_remote(const void* buf, size_t bytes, uint32_t peer, uint64_t tag,
+                           uint32_t timeout_ms, char* message, size_t message_size);
+  xal_status_t recv_remote(void* buf, size_t bytes, uint32_t peer, uint64_t tag,
+                           uint32_t timeout_ms, char* message, size_t message_size);
+  // Waits for a Gloo send or receive of `everyone`, which abort() ends.
+  xal_status_t wait_remote(const char* what, uint32_t peer, c10::intrusive_ptr<c10d::Work> work,
+                           uint32_t timeout_ms, char* message, size_t message_size);
 
   xal_comm_transport_t local_{};  // the host's ShmTransport (owned: released with this)
   const ShmTransport* shm_;       // the same, for offered_from
@@ -84,9 +94,12 @@ class HostsTransport {
   const int rank_, hosts_, host_;
   std::vector<int> local_ranks_;  // this host's ranks, in order
   c10::intrusive_ptr<c10d::Backend> leaders_;
+  c10::intrusive_ptr<c10d::Backend> everyone_;
+  std::mutex pending_mu_;  // guards pending_
+  std::list<c10::intrusive_ptr<c10d::Work>> pending_;  // Gloo sends and receives in flight
   std::vector<uint32_t> ranks_per_process_;
   std::atomic<bool> aborted_{false};
-  xal_status_t broken_ = XAL_SUCCESS;  // only the leader thread touches it
+  std::atomic<xal_status_t> broken_{XAL_SUCCESS};  // the first failure between hosts
 };
 
 }  // namespace xal::torch_backend

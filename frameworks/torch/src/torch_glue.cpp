@@ -17,20 +17,24 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "create_backend",
       [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, double timeout_s,
-         std::vector<int> host_of_rank, py::object leaders) -> c10::intrusive_ptr<c10d::Backend> {
-        c10::intrusive_ptr<c10d::Backend> between;
+         std::vector<int> host_of_rank, py::object leaders,
+         py::object everyone) -> c10::intrusive_ptr<c10d::Backend> {
+        c10::intrusive_ptr<c10d::Backend> between, all;
         if (!leaders.is_none()) between = leaders.cast<c10::intrusive_ptr<c10d::Backend>>();
+        if (!everyone.is_none()) all = everyone.cast<c10::intrusive_ptr<c10d::Backend>>();
         py::gil_scoped_release no_gil;
         const auto ms = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
         return c10::make_intrusive<XalBackend>(store, rank, size, ms, std::move(host_of_rank),
-                                               std::move(between));
+                                               std::move(between), std::move(all));
       },
       py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"),
       py::arg("host_of_rank") = std::vector<int>{}, py::arg("leaders") = py::none(),
+      py::arg("everyone") = py::none(),
       "Makes the group's backend (collective over the group; the creator that "
       "torch.distributed.Backend.register_backend calls). host_of_rank: every rank's host "
       "(empty: one host); leaders: on each host's lowest rank of a group over several hosts, "
-      "a backend over the hosts' leaders (torch's Gloo).");
+      "a backend over the hosts' leaders (torch's Gloo); everyone: on every rank of such a "
+      "group, a backend over all its ranks (torch's Gloo) for send/recv between hosts.");
   m.def(
       "hosts",
       [](const c10::intrusive_ptr<c10d::Backend>& backend) {

@@ -6,8 +6,12 @@ results of every core collective and of 5 DDP steps equal those of the same
 four ranks on one host: exactly for integers and bool, within 1e-6
 (relative, float64 reference) for floats, whose sums run in another order
 (per host, then between hosts). The all-to-alls (through the leaders'
-Gloo all-to-all) and a send/recv within a host equal them too; a send/recv
-between hosts raises DistBackendError naming the op (XAL_ERROR_NOT_SUPPORTED).
+Gloo all-to-all), a send/recv within a host, one between hosts (through
+Gloo over every rank), a ring over all ranks in one batch equal them too;
+a receive of another size between hosts raises naming both sizes
+(XAL_ERROR_COLLECTIVE_MISMATCH) and the next message goes through; a
+receive from a rank that never sends raises XAL_ERROR_TIMEOUT after the
+group's timeout (3 s).
 Needs root and `ip netns` (iproute2,
 installed by scripts/deps.sh); skipped otherwise. The namespaces are
 removed afterwards, whatever happens."""
@@ -97,9 +101,17 @@ def test_two_hosts_in_network_namespaces_equal_one_host(two_hosts, tmp_path):
         a, b = dict(one["results"]), dict(two["results"])
         assert "alltoall" in a and "alltoall-uneven" in a and "alltoall-list" in a
         assert sorted(a) == sorted(b)
-        if rank in (0, WORLD - 1):
-            assert one["p2p_cross"] == "ran", one["p2p_cross"]
-            assert "XAL_ERROR_NOT_SUPPORTED" in two["p2p_cross"], two["p2p_cross"]
-            assert "between hosts" in two["p2p_cross"], two["p2p_cross"]
+        assert "p2p-ring" in a
+        if rank == WORLD - 1:
+            assert "p2p-cross" in a and "p2p-after-mismatch" in a
+        if rank == 0:  # a silent sender: an error within the group's 3 s timeout
+            for run in (one, two):
+                assert "XAL_ERROR_TIMEOUT" in run["p2p_silent"], run["p2p_silent"]
+                assert 2.5 < run["p2p_silent_s"] < 20, run["p2p_silent_s"]
+        if rank == WORLD - 1:  # the receiver fails, naming both sizes; the sender may not
+            for run in (one, two):
+                assert "XAL_ERROR_COLLECTIVE_MISMATCH" in run["p2p_mismatch"], run["p2p_mismatch"]
+            assert "40 bytes" in two["p2p_mismatch"] and "48" in two["p2p_mismatch"], \
+                two["p2p_mismatch"]
         for key in a:
             _close(b[key], a[key], f"rank {rank} {key}")

@@ -436,16 +436,50 @@ def mode_hosts(rank, world, store):
     res["ddp"] = torch.cat([p.detach().flatten() for p in model.parameters()]).tolist()
     dist.barrier()
     # Point-to-point between ranks 0 and world - 1 (on two hosts: on
-    # different hosts, which raises naming the op).
-    out["p2p_cross"] = None
-    try:
+    # different hosts), a ring over every rank in one batch (on two hosts
+    # two of its messages cross), and a receive of another size (an error
+    # naming it; the next message goes through).
+    if rank == 0:
+        dist.send(make_input("hosts/p2px", 0, (1000,), "float64"), world - 1)
+    elif rank == world - 1:
+        t = torch.empty(1000, dtype=torch.float64)
+        dist.recv(t, 0)
+        res["p2p-cross"] = t.tolist()
+    x = make_input("hosts/ring", rank, (50_000,), "bfloat16")
+    y = torch.empty_like(x)
+    for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, x, (rank + 1) % world),
+                                     dist.P2POp(dist.irecv, y, (rank - 1) % world)]):
+        w.wait()
+    res["p2p-ring"] = y.float().tolist()[::37]
+    out["p2p_mismatch"] = None
+    if rank in (0, world - 1):
+        try:
+            if rank == 0:
+                dist.send(torch.ones(10), world - 1)
+            else:
+                dist.recv(torch.empty(12), 0)
+            out["p2p_mismatch"] = "ran"
+        except Exception as e:
+            out["p2p_mismatch"] = f"{type(e).__name__}: {e}"
         if rank == 0:
-            dist.send(torch.ones(3), world - 1)
-        elif rank == world - 1:
-            dist.recv(torch.empty(3), 0)
-        out["p2p_cross"] = "ran"
-    except Exception as e:
-        out["p2p_cross"] = f"{type(e).__name__}: {e}"
+            dist.send(torch.arange(5.0), world - 1)
+        else:
+            t = torch.empty(5)
+            dist.recv(t, 0)
+            res["p2p-after-mismatch"] = t.tolist()
+    # A receive whose sender never sends, on a group with a 3 s timeout:
+    # an error within the timeout, not a hang.
+    quick = dist.new_group(backend="xal", timeout=datetime.timedelta(seconds=3))
+    out["p2p_silent"] = None
+    if rank == 0:
+        start = time.monotonic()
+        try:
+            dist.recv(torch.empty(4), world - 1, group=quick)
+            out["p2p_silent"] = "ran"
+        except Exception as e:
+            out["p2p_silent"] = f"{type(e).__name__}: {e}"
+        out["p2p_silent_s"] = time.monotonic() - start
+    dist.barrier()
     dist.destroy_process_group()
     return out
 

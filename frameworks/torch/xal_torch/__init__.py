@@ -57,13 +57,18 @@ def _create_backend(store, rank: int, size: int, timeout: datetime.timedelta):
     keys = [store.get(f"xal/host/{r}").decode() for r in range(size)]
     index: dict[str, int] = {}
     host_of_rank = [index.setdefault(k, len(index)) for k in keys]
-    leaders = None
-    if len(index) > 1 and keys.index(keys[rank]) == rank:
-        # This host's leader: torch's Gloo over the leaders (group rank =
-        # host index), on the same store.
-        leaders = dist.ProcessGroupGloo(dist.PrefixStore("xal/leaders", store),
-                                        host_of_rank[rank], len(index), timeout)
-    return _C.create_backend(store, rank, size, timeout.total_seconds(), host_of_rank, leaders)
+    leaders = everyone = None
+    if len(index) > 1:
+        if keys.index(keys[rank]) == rank:
+            # This host's leader: torch's Gloo over the leaders (group rank =
+            # host index), on the same store.
+            leaders = dist.ProcessGroupGloo(dist.PrefixStore("xal/leaders", store),
+                                            host_of_rank[rank], len(index), timeout)
+        # send/recv between hosts: torch's Gloo over every rank.
+        everyone = dist.ProcessGroupGloo(dist.PrefixStore("xal/everyone", store), rank, size,
+                                         timeout)
+    return _C.create_backend(store, rank, size, timeout.total_seconds(), host_of_rank, leaders,
+                             everyone)
 
 
 def register() -> None:

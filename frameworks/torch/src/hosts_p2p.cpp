@@ -1,0 +1,146 @@
+// HostsTransport's send and recv (xal_transport.h, ABI 1.1): between the
+// processes of one host through the host's shared-memory transport; between
+// hosts through torch's Gloo over every rank of the group (`everyone`).
+// A message between hosts is two Gloo messages under one tag (the core's
+// 64-bit tag folded into Gloo's range: messages of one pair pair in order,
+// and the tags in flight at once differ): its size, then its bytes. A
+// receive of another size takes the bytes into scratch memory, so that the
+// pair stays in step, and fails with COLLECTIVE_MISMATCH naming both sizes.
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "entry_guard.hpp"
+#include "hosts_common.hpp"
+#include "hosts_transport.hpp"
+
+namespace xal::torch_backend {
+
+using namespace hosts;
+
+namespace {
+
+int gloo_tag(uint64_t tag) { return static_cast<int>(tag % (uint64_t{1} << 30)); }
+
+}  // namespace
+
+xal_status_t HostsTransport::wait_remote(const char* what, uint32_t peer,
+                                         c10::intrusive_ptr<c10d::Work> work,
+                                         uint32_t timeout_ms, char* message,
+                                         size_t message_size) {
+  std::list<c10::intrusive_ptr<c10d::Work>>::iterator it;
+  {
+    std::lock_guard lock(pending_mu_);
+    it = pending_.insert(pending_.end(), work);
+  }
+  xal_status_t s = XAL_SUCCESS;
+  if (aborted_.load()) {
+    s = fail(XAL_ERROR_ABORTED, "aborted (xal_comm_abort)", message, message_size);
+    try {
+      work->abort();
+    } catch (const std::exception&) {
+    }
+  } else {
+    s = leaders_call(what, timeout_ms, [&] { return work; }, message, message_size);
+    if (s != XAL_SUCCESS && aborted_.load())
+      s = fail(XAL_ERROR_ABORTED, "aborted (xal_comm_abort)", message, message_size);
+  }
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_.erase(it);
+  }
+  if (s != XAL_SUCCESS && message && message_size) {
+    const std::string detail = message;
+    fail(s, std::string(what) + " with process " + std::to_string(peer) + ": " + detail, message,
+         message_size);
+  }
+  return s;
+}
+
+xal_status_t HostsTransport::send_remote(const void* buf, size_t bytes, uint32_t peer,
+                                         uint64_t tag, uint32_t timeout_ms, char* message,
+                                         size_t message_size) {
+  HostsTransport& t = *this;  // for XAL_HOSTS_CHECK
+  const int gtag = gloo_tag(tag);
+  std::vector<at::Tensor> size{at::full({1}, static_cast<int64_t>(bytes), at::kLong)};
+  XAL_HOSTS_CHECK(wait_remote("send between hosts", peer,
+                              everyone_->send(size, static_cast<int>(peer), gtag), timeout_ms,
+                              message, message_size));
+  if (bytes == 0) return XAL_SUCCESS;
+  std::vector<at::Tensor> data{bytes_of(const_cast<void*>(buf), bytes)};
+  XAL_HOSTS_CHECK(wait_remote("send between hosts", peer,
+                              everyone_->send(data, static_cast<int>(peer), gtag), timeout_ms,
+                              message, message_size));
+  return XAL_SUCCESS;
+}
+
+xal_status_t HostsTransport::recv_remote(void* buf, size_t bytes, uint32_t peer, uint64_t tag,
+                                         uint32_t timeout_ms, char* message,
+                                         size_t message_size) {
+  HostsTransport& t = *this;  // for XAL_HOSTS_CHECK
+  const int gtag = gloo_tag(tag);
+  std::vector<at::Tensor> size{at::empty({1}, at::kLong)};
+  XAL_HOSTS_CHECK(wait_remote("recv between hosts", peer,
+                              everyone_->recv(size, static_cast<int>(peer), gtag), timeout_ms,
+                              message, message_size));
+  const int64_t sent = size[0].item<int64_t>();
+  const bool same = sent == static_cast<int64_t>(bytes);
+  if (sent > 0) {
+    at::Tensor into = same ? bytes_of(buf, bytes) : at::empty({sent}, at::kByte);
+    std::vector<at::Tensor> data{into};
+    XAL_HOSTS_CHECK(wait_remote("recv between hosts", peer,
+                                everyone_->recv(data, static_cast<int>(peer), gtag), timeout_ms,
+                                message, message_size));
+  }
+  if (same) return XAL_SUCCESS;
+  return fail(XAL_ERROR_COLLECTIVE_MISMATCH,
+              "recv between hosts: process " + std::to_string(peer) + " sent " +
+                  std::to_string(sent) + " bytes to a receive of " + std::to_string(bytes),
+              message, message_size);
+}
+
+xal_status_t HostsTransport::send(void* user, const void* buf, size_t bytes, uint32_t peer,
+                                  uint64_t tag, uint32_t timeout_ms, char* message,
+                                  size_t message_size) {
+  return guarded_entry("send across hosts", message, message_size, [&]() -> xal_status_t {
+    XAL_HOSTS_BEGIN();
+    if (peer >= t.host_of_.size())
+      return fail(XAL_ERROR_INVALID_ARGUMENT, "send to process " + std::to_string(peer) +
+                                                  " of " + std::to_string(t.host_of_.size()),
+                  message, message_size);
+    if (t.host_of_[peer] == t.host_) {
+      const xal_comm_transport_t& l = t.local_;
+      return l.send(l.user, buf, bytes, static_cast<uint32_t>(t.local_index(static_cast<int>(peer))),
+                    tag, timeout_ms, message, message_size);
+    }
+    if (!t.everyone_)
+      return fail(XAL_ERROR_NOT_SUPPORTED,
+                  "send between hosts needs a group over every rank (made by xal_torch)",
+                  message, message_size);
+    return t.send_remote(buf, bytes, peer, tag, timeout_ms, message, message_size);
+  });
+}
+
+xal_status_t HostsTransport::recv(void* user, void* buf, size_t bytes, uint32_t peer,
+                                  uint64_t tag, uint32_t timeout_ms, char* message,
+                                  size_t message_size) {
+  return guarded_entry("recv across hosts", message, message_size, [&]() -> xal_status_t {
+    XAL_HOSTS_BEGIN();
+    if (peer >= t.host_of_.size())
+      return fail(XAL_ERROR_INVALID_ARGUMENT, "recv from process " + std::to_string(peer) +
+                                                  " of " + std::to_string(t.host_of_.size()),
+                  message, message_size);
+    if (t.host_of_[peer] == t.host_) {
+      const xal_comm_transport_t& l = t.local_;
+      return l.recv(l.user, buf, bytes, static_cast<uint32_t>(t.local_index(static_cast<int>(peer))),
+                    tag, timeout_ms, message, message_size);
+    }
+    if (!t.everyone_)
+      return fail(XAL_ERROR_NOT_SUPPORTED,
+                  "recv between hosts needs a group over every rank (made by xal_torch)",
+                  message, message_size);
+    return t.recv_remote(buf, bytes, peer, tag, timeout_ms, message, message_size);
+  });
+}
+
+}  // namespace xal::torch_backend
