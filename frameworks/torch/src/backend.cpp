@@ -31,15 +31,6 @@ size_t slot_bytes_from_env() {
   return static_cast<size_t>(n);
 }
 
-std::string unique_shm_name() {
-  std::random_device rd;
-  const uint64_t a = (uint64_t{rd()} << 32) ^ rd();
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "/xal_torch_%d_%016llx", static_cast<int>(getpid()),
-                static_cast<unsigned long long>(a));
-  return buf;
-}
-
 // Every tensor a call takes: a dense (strided) tensor, on any device.
 void check_tensor(const at::Tensor& t, const char* op) {
   TORCH_CHECK(t.defined(), "xal: ", op, " got an undefined tensor");
@@ -173,7 +164,7 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
   const std::string key = std::string(kShmKey) + "/" + std::to_string(host);
   std::unique_ptr<ShmTransport> transport;
   if (local_rank == 0) {
-    const std::string name = unique_shm_name();
+    const std::string name = ShmTransport::unique_name();
     transport = ShmTransport::open(name, true, 0, local_size, slot);
     store->set(key, std::vector<uint8_t>(name.begin(), name.end()));
   } else {
@@ -182,6 +173,7 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
                                    slot);
   }
   transport->wait_attached_and_unlink(timeout_ms);
+  transport->set_split_timeout(timeout_ms);
   TORCH_CHECK(hosts_ == 1 || (local_rank == 0) == leaders.defined(),
               "xal: the leaders' backend between hosts must be given to each host's lowest rank "
               "and to no other");
@@ -190,6 +182,7 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
   if (hosts_ == 1) {
     table = transport->table();
     ShmTransport* shm = transport.get();  // the communicator's: lives as long as comm_
+    shm_ = shm;
     offered_from_ = [shm](int first) { return shm->offered_from(static_cast<uint32_t>(first)); };
   } else {
     hosts = std::make_unique<HostsTransport>(std::move(transport), std::move(host_of_rank), rank,
@@ -206,8 +199,13 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
   // The communicator owns the transport now.
   static_cast<void>(transport.release());
   static_cast<void>(hosts.release());
+  start();
+}
+
+void XalBackend::start() {
   if (xal_status_t s = xal_stream_create(dev_, XAL_STREAM_DEFAULT, &stream_); s) {
     xal_comm_destroy(comm_);
+    comm_ = nullptr;
     throw_xal("creating the group's stream (xal_stream_create)", s);
   }
   thread_ = std::thread([this] { worker(); });

@@ -22,6 +22,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "shm_transport.hpp"
 #include "tensor_memory.hpp"
 #include "xal/xal.h"
 
@@ -59,6 +60,10 @@ class XalBackend : public c10d::Backend {
              std::chrono::milliseconds timeout, std::vector<int> host_of_rank = {},
              c10::intrusive_ptr<c10d::Backend> leaders = {},
              c10::intrusive_ptr<c10d::Backend> everyone = {});
+  // A group split from another (backend_split.cpp): over `comm` (owned
+  // from here on), `shm` its shared-memory transport.
+  XalBackend(int rank, int size, std::chrono::milliseconds timeout, xal_device_t dev,
+             xal_comm_t comm, ShmTransport* shm);
   ~XalBackend() override;
 
   const std::string getBackendName() const override { return "xal"; }
@@ -136,6 +141,20 @@ class XalBackend : public c10d::Backend {
   // Bytes the last call staged in device memory (worker thread's view).
   uint64_t lastStagedBytes() const { return last_staged_.load(); }
 
+  // torch.distributed.split_group (backend_split.cpp): the group's
+  // communicator split with xal_comm_split (color: the lowest of `ranks`,
+  // key: this rank's place in them), collectively over this group; a rank
+  // not in `ranks` takes part without a color and gets null. On one host
+  // only (a group over several hosts makes subgroups with new_group).
+  bool supportsSplitting() const override { return hosts_ == 1; }
+  // The group's options (its timeout), which split_group copies.
+  c10::intrusive_ptr<Options> getBackendOptions() override {
+    return c10::make_intrusive<Options>("xal", timeout_);
+  }
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                          const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override;
+
   // Unblocks pending calls (xal_comm_abort); later calls fail.
   void abort() override;
   // Finishes the queued calls and stops the worker.
@@ -173,6 +192,13 @@ class XalBackend : public c10d::Backend {
   }
   void worker();
   void stop();
+  // Creates the group's stream and starts the worker (constructors).
+  void start();
+  // xal_comm_split of the group's communicator, run by the worker in
+  // order with the queued calls; the child (null without a color) and its
+  // shared-memory transport.
+  xal_comm_t split_comm(int32_t color, int32_t key, std::chrono::milliseconds timeout,
+                        ShmTransport** out_shm);
   // Runs items in order (consecutive sends and receives as one xal group);
   // completes each item's work; returns the first error.
   std::exception_ptr run_items(std::vector<Item>& items);
@@ -208,6 +234,7 @@ class XalBackend : public c10d::Backend {
   std::unordered_map<uint64_t, xal_stream_t> imported_streams_;  // worker thread only
   std::atomic<uint64_t> last_staged_{0};
   xal_comm_t comm_ = nullptr;
+  ShmTransport* shm_ = nullptr;  // the communicator's transport on one host (owned by comm_)
   std::chrono::milliseconds timeout_;
   int hosts_ = 1;
 

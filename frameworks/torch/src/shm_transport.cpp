@@ -137,11 +137,10 @@ xal_comm_transport_t ShmTransport::table() {
   t.alltoallv = &ShmTransport::alltoallv;
   t.abort = &ShmTransport::abort;
   t.release = &ShmTransport::release;
-  // reduce and reduce_scatter: NULL, xal runs them as an allreduce. split:
-  // NULL (xal_comm_split gives NOT_SUPPORTED); torch's new_group makes a
-  // group of its own, with its own segment.
+  // reduce and reduce_scatter: NULL, xal runs them as an allreduce.
   t.send = &ShmTransport::send;
   t.recv = &ShmTransport::recv;
+  t.split = &ShmTransport::split;  // shm_split.cpp
   return t;
 }
 

@@ -28,6 +28,10 @@
 // leaves the transport usable; any other failure breaks it, as for the
 // collectives. send and recv may run on several threads at once.
 //
+// Split (shm_split.cpp): collective over the processes; each color's
+// processes get a segment of their own (the same slot size), made by the
+// first of them, whose name reaches the others through this segment.
+//
 // Torch-free: the backend creates the segment and passes its name through
 // the c10d Store (backend.cpp).
 #pragma once
@@ -39,6 +43,7 @@
 #include <mutex>
 #include <thread>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "xal/xal_transport.h"
@@ -66,6 +71,15 @@ class ShmTransport {
 
   uint32_t rank() const { return rank_; }
   uint32_t size() const { return size_; }
+
+  // A name for a new segment, unique on the host ("/xal_torch_<pid>_<random>").
+  static std::string unique_name();
+  // How long split waits for the other processes (default 60 s).
+  void set_split_timeout(uint32_t ms) { split_timeout_ms_ = ms; }
+  // The transport the last split of this process made (its table went to
+  // xal, which owns it), or null; cleared by the call. The caller thread
+  // of xal_comm_split only.
+  ShmTransport* take_split_child() { return std::exchange(split_child_, nullptr); }
 
   // The lowest process (from `first` on, wrapping around) with a message
   // offered to this process and not yet taken, or -1 if none. Any thread;
@@ -105,6 +119,8 @@ class ShmTransport {
                            uint64_t tag, uint32_t timeout_ms, char* message, size_t message_size);
   static xal_status_t recv(void* user, void* buf, size_t bytes, uint32_t peer, uint64_t tag,
                            uint32_t timeout_ms, char* message, size_t message_size);
+  static xal_status_t split(void* user, int32_t color, int32_t key,
+                            xal_comm_transport_t* out_child, char* message, size_t message_size);
   static void abort(void* user);
   static void release(void* user);
 
@@ -147,6 +163,8 @@ class ShmTransport {
   uint32_t next_ = 0;      // barriers passed by this process (mod 2^32)
   uint64_t round_ = 0;     // rounds run by this process
   std::atomic<bool> aborted_{false};
+  uint32_t split_timeout_ms_ = 60'000;
+  ShmTransport* split_child_ = nullptr;
   std::mutex broken_mu_;  // guards broken_ and broken_why_ (send/recv run on many threads)
   xal_status_t broken_ = XAL_SUCCESS;
   std::string broken_why_;

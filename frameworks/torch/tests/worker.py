@@ -132,6 +132,58 @@ def mode_device_string(rank, world, store):
     return out
 
 
+def mode_split(rank, world, store):
+    """torch.distributed.split_group over "xal" (xal_comm_split of the
+    group's communicator): two halves, a nested split, a split that leaves
+    the last rank out; collectives and send/recv in the children."""
+    init(rank, world, store)
+    out = {}
+    before = xal_torch.calls_run()
+    halves = [list(range(0, world, 2)), list(range(1, world, 2))]
+    half = dist.split_group(split_ranks=halves)
+    out["split_ran_on_parent"] = xal_torch.calls_run() - before  # the split itself
+    mine = halves[rank % 2]
+    out["half_rank"] = dist.get_rank(half)
+    out["half_size"] = dist.get_world_size(half)
+    out["half_device"] = xal_torch.device_of(half)
+    t = torch.full((1000,), float(rank + 1))
+    dist.all_reduce(t, group=half)
+    out["half_sum"] = t[0].item()
+    out["half_expect"] = float(sum(r + 1 for r in mine))
+    g = torch.arange(4, dtype=torch.int64) + 10 * rank
+    o = torch.empty(4 * len(mine), dtype=torch.int64)
+    dist.all_gather_into_tensor(o, g, group=half)
+    out["half_gather"] = o.tolist()
+    out["half_gather_expect"] = [v + 10 * r for r in mine for v in range(4)]
+    if len(mine) > 1:  # point-to-point between the half's first two ranks
+        if rank == mine[0]:
+            dist.send(torch.arange(7.0) * (rank + 1), mine[1], group=half)
+        elif rank == mine[1]:
+            x = torch.empty(7)
+            dist.recv(x, mine[0], group=half)
+            out["half_p2p"] = x.tolist()
+            out["half_p2p_expect"] = (torch.arange(7.0) * (mine[0] + 1)).tolist()
+    # A split of the split: every rank on its own.
+    alone = dist.split_group(parent_pg=half, split_ranks=[[r] for r in mine])
+    t = torch.full((3,), float(rank))
+    dist.all_reduce(t, group=alone)
+    out["alone_sum"] = t.tolist()
+    # The last rank in no new group.
+    some = dist.split_group(split_ranks=[list(range(world - 1))])
+    out["left_out"] = some is None or some == dist.GroupMember.NON_GROUP_MEMBER
+    if not out["left_out"]:
+        t = torch.ones(5, dtype=torch.int32)
+        dist.all_reduce(t, group=some)
+        out["some_sum"] = t.tolist()
+    # The parent still works.
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    out["parent_sum"] = t.tolist()
+    dist.barrier()
+    dist.destroy_process_group()
+    return out
+
+
 def mode_p2p_errors(rank, world, store):
     """A receive of another size than its message, a receive of another
     tag, then a receive whose sender never sends (timeout 3 s)."""
@@ -505,6 +557,8 @@ def main():
         out = mode_device_memory(rank, world, store)
     elif mode == "device_string":
         out = mode_device_string(rank, world, store)
+    elif mode == "split":
+        out = mode_split(rank, world, store)
     elif mode == "p2p":
         out = mode_p2p(rank, world, store)
     elif mode == "p2p_errors":
