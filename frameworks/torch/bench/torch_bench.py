@@ -65,6 +65,9 @@ def rank_main(rank: int, world: int, store: str, sizes_mib: list[int], steps: in
                             timeout=datetime.timedelta(seconds=600))
     gloo = dist.new_group(backend="gloo")
     groups = {"xal": dist.group.WORLD, "gloo": gloo}
+    # "xal-shared": the same allreduce of a tensor of xal_torch's shared-tensor
+    # allocator (in place from the other ranks' tensors).
+    timed = {"xal": dist.group.WORLD, "xal-shared": dist.group.WORLD, "gloo": gloo}
 
     def sync():
         dist.barrier(group=gloo)
@@ -74,30 +77,40 @@ def rank_main(rank: int, world: int, store: str, sizes_mib: list[int], steps: in
         nbytes = mib << 20
         n = nbytes // 4
         t = torch.ones(n)
+        xal_torch.use_shared_tensors()
+        ts = torch.ones(n)
+        xal_torch.use_shared_tensors(False)
         src, dst = torch.ones(n), torch.empty(n)
         dst.copy_(src)
-        for grp in groups.values():
-            dist.all_reduce(t, group=grp)  # warm up (pages, rounds)
+        tensor = {"xal": t, "xal-shared": ts, "gloo": t}
+        for name, grp in timed.items():
+            dist.all_reduce(tensor[name], group=grp)  # warm up (pages, rounds, mappings)
         # Interleaved, so that every figure sees the same machine: xal,
         # Gloo, then one thread's memcpy (rank 0, the others waiting in the
         # barrier), iters times; the bound is n memcpys.
         iters = max(3, min(15, 128 // mib))
-        times = {"xal": [], "gloo": [], "memcpy": []}
+        times = {"xal": [], "xal-shared": [], "gloo": [], "memcpy": []}
+        zero_copy = xal_torch.zero_copy_allreduces()
         for _ in range(iters):
-            for name, grp in groups.items():
-                times[name].append(_median_time(lambda: dist.all_reduce(t, group=grp), 1, sync))
+            for name, grp in timed.items():
+                x = tensor[name]
+                times[name].append(_median_time(lambda: dist.all_reduce(x, group=grp), 1, sync))
             if rank == 0:
                 times["memcpy"].append(_median_time(lambda: dst.copy_(src), 1, lambda: None))
             sync()
+        if xal_torch.zero_copy_allreduces() - zero_copy != iters:
+            raise SystemExit("xal-shared did not run in place (zero_copy_allreduces)")
         row = {"mib": mib, "xal_s": statistics.median(times["xal"]),
+               "xal_shared_s": statistics.median(times["xal-shared"]),
                "gloo_s": statistics.median(times["gloo"]),
                "bound_s": world * statistics.median(times["memcpy"]) if rank == 0 else 0.0}
         factor = 2 * (world - 1) / world * nbytes / 1e9
         row["xal_busbw"] = factor / row["xal_s"]
+        row["xal_shared_busbw"] = factor / row["xal_shared_s"]
         row["gloo_busbw"] = factor / row["gloo_s"]
         row["bound_busbw"] = factor / row["bound_s"] if rank == 0 else 0.0
         out["allreduce"].append(row)
-        del t, src, dst
+        del t, ts, tensor, src, dst
 
     from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, ShardingStrategy
     from torch.nn.parallel import DistributedDataParallel as DDP
@@ -106,7 +119,10 @@ def rank_main(rank: int, world: int, store: str, sizes_mib: list[int], steps: in
     g = torch.Generator().manual_seed(rank)
     xb, yb = torch.randn(64, 1024, generator=g), torch.randn(64, 16, generator=g)
     for kind in ("ddp", "fsdp"):
-        for name, grp in groups.items():
+        for name, grp in timed.items():
+            if name == "xal-shared" and kind == "fsdp":
+                continue
+            xal_torch.use_shared_tensors(name == "xal-shared")  # DDP's buckets
             if kind == "ddp":
                 model = DDP(copy.deepcopy(base), process_group=grp)
             else:
@@ -123,28 +139,38 @@ def rank_main(rank: int, world: int, store: str, sizes_mib: list[int], steps: in
             step()  # warm up
             out["steps"][f"{kind}_{name}_s"] = _median_time(step, steps, sync)
             del model, opt
+    xal_torch.use_shared_tensors(False)
     dist.barrier(group=gloo)
     dist.destroy_process_group()
     return out
 
 
 def print_report(runs: list[dict]) -> None:
-    print("allreduce float32 SUM: busbw GB/s; bound = n x one-thread memcpy time, same run")
-    print(f"{'ranks':>5} {'size':>7} {'xal ms':>8} {'gloo ms':>8} {'xal':>7} {'gloo':>7} "
-          f"{'bound':>7} {'xal/bound':>9} {'xal/gloo':>8}")
+    print("allreduce float32 SUM: busbw GB/s; bound = n x one-thread memcpy time, same run;")
+    print("shared: the tensor from xal_torch.use_shared_tensors() (in place, no segment copies)")
+    print(f"{'ranks':>5} {'size':>7} {'xal ms':>8} {'shared':>8} {'gloo ms':>8} {'xal':>7} "
+          f"{'shared':>7} {'gloo':>7} {'bound':>7} {'xal/bound':>9} {'xal/gloo':>8} "
+          f"{'sh/bound':>8} {'sh/gloo':>7}")
     for run in runs:
         for r in run["allreduce"]:
             print(f"{run['world']:>5} {r['mib']:>4}MiB {r['xal_s'] * 1e3:8.2f} "
-                  f"{r['gloo_s'] * 1e3:8.2f} {r['xal_busbw']:7.2f} {r['gloo_busbw']:7.2f} "
+                  f"{r['xal_shared_s'] * 1e3:8.2f} {r['gloo_s'] * 1e3:8.2f} "
+                  f"{r['xal_busbw']:7.2f} {r['xal_shared_busbw']:7.2f} {r['gloo_busbw']:7.2f} "
                   f"{r['bound_busbw']:7.2f} {r['bound_s'] / r['xal_s']:9.2f} "
-                  f"{r['gloo_s'] / r['xal_s']:8.2f}")
+                  f"{r['gloo_s'] / r['xal_s']:8.2f} {r['bound_s'] / r['xal_shared_s']:8.2f} "
+                  f"{r['gloo_s'] / r['xal_shared_s']:7.2f}")
     print("\ntraining step time (MLP 4.2 M parameters, batch 64 per rank), ms")
-    print(f"{'ranks':>5} {'kind':>5} {'xal':>8} {'gloo':>8} {'xal/gloo':>8}")
+    print(f"{'ranks':>5} {'kind':>5} {'xal':>8} {'shared':>8} {'gloo':>8} {'xal/gloo':>8} "
+          f"{'sh/gloo':>7}")
     for run in runs:
         s = run["steps"]
         for kind in ("ddp", "fsdp"):
             x, g = s[f"{kind}_xal_s"], s[f"{kind}_gloo_s"]
-            print(f"{run['world']:>5} {kind:>5} {x * 1e3:8.1f} {g * 1e3:8.1f} {x / g:8.2f}")
+            sh = s.get(f"{kind}_xal-shared_s")
+            shared = f"{sh * 1e3:8.1f}" if sh else f"{'-':>8}"
+            ratio = f"{sh / g:7.2f}" if sh else f"{'-':>7}"
+            print(f"{run['world']:>5} {kind:>5} {x * 1e3:8.1f} {shared} {g * 1e3:8.1f} "
+                  f"{x / g:8.2f} {ratio}")
 
 
 def main() -> int:

@@ -138,6 +138,8 @@ class XalBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> allreduceDeviceMemory(uint64_t ptr, int64_t count,
                                                        at::ScalarType dtype,
                                                        uint64_t native_stream);
+  // Allreduces run in place from shared tensors (shm_zero_copy.cpp).
+  uint64_t zeroCopyAllreduces() const { return shm_ ? shm_->zero_copy_allreduces() : 0; }
   // Bytes the last call staged in device memory (worker thread's view).
   uint64_t lastStagedBytes() const { return last_staged_.load(); }
 

@@ -35,6 +35,7 @@ constexpr int64_t kFutexSliceNs = 20'000'000;      // longest single futex wait
 constexpr int kSpins = 128;                        // busy polls before sleeping
 constexpr uint32_t kMailSlots = 4;                 // messages in flight per ordered pair
 constexpr int64_t kCloseGraceNs = 10'000'000'000;  // unreceived sends at release
+constexpr size_t kZeroCopyMinBytes = size_t{256} << 10;  // allreduce in place from shared blocks
 
 inline int64_t now_ns() {
   timespec ts{};
@@ -93,6 +94,13 @@ struct alignas(64) ProcSlot {
   uint64_t pidns;
   std::atomic<uint64_t> scratch[2];
   char why[kWhyBytes];
+  // Zero-copy allreduce (shm_zero_copy.cpp): the process's buffer, a
+  // shared block others can map; written before a barrier, read after it.
+  uint32_t zc_offered;  // 1: the fields below name the buffer
+  uint32_t zc_mapped;   // 1: this process mapped every other's buffer
+  int32_t zc_fd;
+  uint32_t zc_reserved;
+  uint64_t zc_id, zc_block_bytes, zc_offset;
 };
 
 // One message in flight from one process to another. The sender claims a

@@ -262,6 +262,14 @@ xal_status_t ShmTransport::allreduce(void* user, const void* send, void* recv, s
   if (es == 0 || op == XAL_OP_AVG)
     return t.finish("allreduce", XAL_ERROR_INVALID_ARGUMENT, "bad dtype or op", message,
                     message_size);
+  if (count * es >= kZeroCopyMinBytes) {
+    bool done = false;
+    if (xal_status_t s = t.zero_copy_allreduce(send, recv, count, dtype, op, deadline, &why,
+                                               &done);
+        s != XAL_SUCCESS)
+      return t.finish("allreduce", s, why, message, message_size);
+    if (done) return XAL_SUCCESS;
+  }
   const size_t per_round = t.slot_bytes_ / es;
   const auto* in = static_cast<const char*>(send);
   auto* out = static_cast<char*>(recv);

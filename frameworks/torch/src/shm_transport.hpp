@@ -46,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "shared_blocks.hpp"
 #include "xal/xal_transport.h"
 
 namespace xal::torch_backend {
@@ -71,6 +72,9 @@ class ShmTransport {
 
   uint32_t rank() const { return rank_; }
   uint32_t size() const { return size_; }
+
+  // Allreduces this process ran in place from shared blocks (any thread).
+  uint64_t zero_copy_allreduces() const { return zero_copy_calls_.load(); }
 
   // A name for a new segment, unique on the host ("/xal_torch_<pid>_<random>").
   static std::string unique_name();
@@ -101,6 +105,15 @@ class ShmTransport {
                       size_t message_size);
 
   char* slot(uint64_t round, uint32_t p) const;
+  // An in-place allreduce of `bytes` >= kZeroCopyMinBytes (every process
+  // calls it for such a call): when every process's buffer is a shared
+  // block (shared_tensors.cpp) each reduces its share straight from the
+  // others' buffers and copies the others' shares from them (*done =
+  // true); else *done = false after two barriers, and the call goes on
+  // through the slots.
+  xal_status_t zero_copy_allreduce(const void* send, void* recv, size_t count,
+                                   xal_dtype_t dtype, xal_op_t op, int64_t deadline,
+                                   std::string* why, bool* done);
   char* result(uint64_t round) const;
 
   static xal_status_t allreduce(void* user, const void* send, void* recv, size_t count,
@@ -164,6 +177,8 @@ class ShmTransport {
   uint64_t round_ = 0;     // rounds run by this process
   std::atomic<bool> aborted_{false};
   uint32_t split_timeout_ms_ = 60'000;
+  PeerBlocks peers_;  // the other processes' shared blocks mapped here (allreduce only)
+  std::atomic<uint64_t> zero_copy_calls_{0};
   ShmTransport* split_child_ = nullptr;
   std::mutex broken_mu_;  // guards broken_ and broken_why_ (send/recv run on many threads)
   xal_status_t broken_ = XAL_SUCCESS;

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "backend.hpp"
+#include "shared_tensors.hpp"
 #include "xal/xal.h"
 
 namespace py = pybind11;
@@ -80,6 +81,30 @@ PYBIND11_MODULE(_C, m) {
         return x->lastStagedBytes();
       },
       "Bytes the group's last allreduce staged in device memory (0: imported in place).");
+  m.def(
+      "use_shared_tensors",
+      [](size_t min_bytes) { xal::torch_backend::use_shared_tensors(min_bytes); },
+      py::arg("min_bytes"),
+      "Installs the shared-tensor allocator (CPU allocations of at least min_bytes in memory "
+      "the host's other ranks can map), or with 0 puts torch's back.");
+  m.def(
+      "zero_copy_allreduces",
+      [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+        auto* x = dynamic_cast<XalBackend*>(backend.get());
+        TORCH_CHECK(x, "xal: not a backend of xal");
+        return x->zeroCopyAllreduces();
+      },
+      "How many allreduces of a backend of xal ran in place from shared tensors.");
+  m.def("shared_tensors_min_bytes", &xal::torch_backend::shared_tensors_min_bytes,
+        "The shared-tensor allocator's threshold, 0 when it is not installed.");
+  m.def(
+      "is_shared_tensor",
+      [](const at::Tensor& t) {
+        return t.device().is_cpu() && t.numel() > 0 &&
+               xal::torch_backend::is_shared_memory(
+                   t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
+      },
+      "True when the CPU tensor's memory is a shared block of the shared-tensor allocator.");
   m.def("abi_version", [] {
     const uint32_t v = xal_abi_version();
     return py::make_tuple(XAL_ABI_MAJOR(v), XAL_ABI_MINOR(v));

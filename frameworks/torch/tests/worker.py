@@ -184,6 +184,71 @@ def mode_split(rank, world, store):
     return out
 
 
+def mode_shared(rank, world, store):
+    """Shared tensors (xal_torch.use_shared_tensors): allreduces in place from
+    the other ranks' tensors, for several sizes, dtypes and ops (64 KiB
+    slots: many rounds), one where a rank's tensor is not shared (the
+    ordinary path), and DDP trained on shared tensors against DDP on
+    ordinary ones (the same reductions in the same order: equal bits)."""
+    from cases import assert_close, make_input, reference_reduce, torch_op
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    init(rank, world, store)
+    out = {"checks": {}}
+    xal_torch.use_shared_tensors(min_bytes=256 << 10)
+    before = xal_torch.zero_copy_allreduces()
+    large = 0
+    for name, dt, op, n in [("sum-float32", "float32", "SUM", 1 << 18),
+                            ("sum-float32-odd", "float32", "SUM", (1 << 18) + 7),
+                            ("max-bfloat16", "bfloat16", "MAX", 1 << 20),
+                            ("avg-float64", "float64", "AVG", 100_003),
+                            ("product-int64", "int64", "PRODUCT", 70_000),
+                            ("min-uint8", "uint8", "MIN", 3 << 20),
+                            ("sum-float32-small", "float32", "SUM", 1000)]:
+        x = make_input(f"shared/{name}", rank, (n,), dt)
+        shared = xal_torch.is_shared_tensor(x)
+        large += shared
+        dist.all_reduce(x, op=torch_op(op))
+        want = reference_reduce([make_input(f"shared/{name}", r, (n,), dt) for r in range(world)],
+                                op, dt)
+        try:
+            assert_close(x, want, dt, name)
+            ok = True
+        except AssertionError as e:
+            ok = str(e)
+        out["checks"][name] = {"shared": shared, "ok": ok}
+    out["zero_copy"] = xal_torch.zero_copy_allreduces() - before
+    out["large"] = large
+    # One rank's tensor in ordinary memory: everyone takes the ordinary path.
+    before = xal_torch.zero_copy_allreduces()
+    xal_torch.use_shared_tensors(rank != 0, min_bytes=256 << 10)
+    x = torch.full((1 << 18,), float(rank + 1))
+    dist.all_reduce(x)
+    out["mixed_ok"] = bool(torch.all(x == sum(range(1, world + 1))).item())
+    out["mixed_zero_copy"] = xal_torch.zero_copy_allreduces() - before
+    # DDP on shared tensors (its buckets too) and on ordinary ones.
+    params = {}
+    for mode in ("ordinary", "shared"):
+        xal_torch.use_shared_tensors(mode == "shared", min_bytes=256 << 10)
+        torch.manual_seed(5)
+        model = DDP(torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(),
+                                        torch.nn.Linear(512, 4)), bucket_cap_mb=1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        g = torch.Generator().manual_seed(99 + rank)
+        before = xal_torch.zero_copy_allreduces()
+        for _ in range(5):
+            xb = torch.randn(32, 256, generator=g)
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(xb), xb[:, :4]).backward()
+            opt.step()
+        params[mode] = torch.cat([p.detach().flatten() for p in model.parameters()])
+        out[f"ddp_zero_copy_{mode}"] = xal_torch.zero_copy_allreduces() - before
+    out["ddp_equal"] = bool(torch.equal(params["ordinary"], params["shared"]))
+    xal_torch.use_shared_tensors(False)
+    dist.barrier()
+    dist.destroy_process_group()
+    return out
+
+
 def mode_p2p_errors(rank, world, store):
     """A receive of another size than its message, a receive of another
     tag, then a receive whose sender never sends (timeout 3 s)."""
@@ -557,6 +622,8 @@ def main():
         out = mode_device_memory(rank, world, store)
     elif mode == "device_string":
         out = mode_device_string(rank, world, store)
+    elif mode == "shared":
+        out = mode_shared(rank, world, store)
     elif mode == "split":
         out = mode_split(rank, world, store)
     elif mode == "p2p":

@@ -25,7 +25,8 @@ import torch.distributed as dist
 
 from . import _C
 
-__all__ = ["BACKEND_NAME", "calls_run", "device_of", "host_key", "hosts", "register"]
+__all__ = ["BACKEND_NAME", "calls_run", "device_of", "host_key", "hosts", "is_shared_tensor",
+           "register", "use_shared_tensors", "zero_copy_allreduces"]
 
 BACKEND_NAME = "xal"
 
@@ -101,4 +102,40 @@ def calls_run(group: dist.ProcessGroup | None = None) -> int:
     return _C.calls_run(_backend(group))
 
 
+def use_shared_tensors(enabled: bool = True, *, min_bytes: int = 1 << 20) -> None:
+    """Makes CPU tensors of at least `min_bytes` allocated from now on live in
+    memory the other ranks of the host can map (a memfd each), or with
+    enabled=False gives torch's allocator back. An allreduce of such tensors
+    on every rank of a host then runs in place: each rank reduces its share
+    straight from the others' tensors and copies their shares from them,
+    with no copy through the shared-memory segment (docs/TORCH.md). Call it
+    on every rank before making the tensors (DDP: before wrapping the
+    model). XAL_TORCH_SHARED_TENSORS=1 (or a byte count) at import does the
+    same. Process-wide; each such allocation is an mmap of its own."""
+    if min_bytes < 1:
+        raise ValueError(f"min_bytes must be at least 1, got {min_bytes}")
+    _C.use_shared_tensors(min_bytes if enabled else 0)
+
+
+def zero_copy_allreduces(group: dist.ProcessGroup | None = None) -> int:
+    """How many allreduces of the group's backend of xal ran in place from
+    shared tensors (use_shared_tensors)."""
+    return _C.zero_copy_allreduces(_backend(group))
+
+
+def is_shared_tensor(t: torch.Tensor) -> bool:
+    """True when the CPU tensor's memory came from use_shared_tensors."""
+    return bool(_C.is_shared_tensor(t))
+
+
+def _shared_tensors_from_env() -> None:
+    v = os.environ.get("XAL_TORCH_SHARED_TENSORS", "")
+    if v in ("", "0"):
+        return
+    if not v.isdigit():
+        raise ValueError(f"XAL_TORCH_SHARED_TENSORS={v!r}: 1, 0 or a byte count expected")
+    use_shared_tensors(min_bytes=1 << 20 if v == "1" else int(v))
+
+
 register()
+_shared_tensors_from_env()
