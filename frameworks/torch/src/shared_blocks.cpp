@@ -14,14 +14,32 @@ namespace xal::torch_backend {
 
 namespace {
 
+// Freed blocks are kept for reuse (by exact size, as training allocates
+// the same shapes every step) up to kPoolBytes in all; a reused block keeps
+// its id, so that the peers' mappings of it stay valid.
+constexpr size_t kPoolBytes = size_t{512} << 20;
+
 std::mutex g_mu;
-std::map<uintptr_t, SharedBlock> g_blocks;  // by base (g_mu)
+std::map<uintptr_t, SharedBlock> g_blocks;        // live, by base (g_mu)
+std::multimap<size_t, SharedBlock> g_pool;        // freed, by size (g_mu)
+size_t g_pool_bytes = 0;                          // (g_mu)
 std::atomic<uint64_t> g_next_id{1};
 
 }  // namespace
 
 void* alloc_shared_block(size_t bytes) {
   if (bytes == 0) return nullptr;
+  {
+    std::lock_guard lock(g_mu);
+    auto it = g_pool.find(bytes);
+    if (it != g_pool.end()) {
+      const SharedBlock b = it->second;
+      g_pool.erase(it);
+      g_pool_bytes -= b.bytes;
+      g_blocks[b.base] = b;
+      return reinterpret_cast<void*>(b.base);
+    }
+  }
   const int fd = memfd_create("xal_torch_tensor", MFD_CLOEXEC);
   if (fd < 0) return nullptr;
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -51,6 +69,11 @@ void free_shared_block(void* base) {
     if (it == g_blocks.end()) return;
     b = it->second;
     g_blocks.erase(it);
+    if (g_pool_bytes + b.bytes <= kPoolBytes) {
+      g_pool.emplace(b.bytes, b);
+      g_pool_bytes += b.bytes;
+      return;
+    }
   }
   munmap(base, b.bytes);
   close(b.fd);

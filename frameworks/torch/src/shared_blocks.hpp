@@ -21,8 +21,9 @@ struct SharedBlock {
   uint64_t id = 0;  // unique in the process, never reused
 };
 
-// A new block of `bytes` (> 0), mapped read-write; null on failure (errno
-// set). Registered until free_shared_block. Thread-safe.
+// A block of `bytes` (> 0), mapped read-write: a freed one of that size
+// (up to 512 MiB of freed blocks are kept), else a new one; null on
+// failure (errno set). Registered until free_shared_block. Thread-safe.
 void* alloc_shared_block(size_t bytes);
 // Unmaps and closes a block alloc_shared_block made. Thread-safe.
 void free_shared_block(void* base);

@@ -6,7 +6,7 @@
 // through the shared-memory segment (shm_zero_copy.cpp). Opt-in:
 // xal_torch.use_shared_tensors() or XAL_TORCH_SHARED_TENSORS=1 at import;
 // it applies to tensors allocated after it (DDP's buckets: make the model's
-// DDP after it). Each such allocation is an mmap of its own (no caching).
+// DDP after it). Freed blocks are kept for reuse (shared_blocks.hpp).
 #pragma once
 
 #include <cstddef>

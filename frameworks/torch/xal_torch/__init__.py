@@ -111,7 +111,7 @@ def use_shared_tensors(enabled: bool = True, *, min_bytes: int = 1 << 20) -> Non
     with no copy through the shared-memory segment (docs/TORCH.md). Call it
     on every rank before making the tensors (DDP: before wrapping the
     model). XAL_TORCH_SHARED_TENSORS=1 (or a byte count) at import does the
-    same. Process-wide; each such allocation is an mmap of its own."""
+    same. Process-wide; freed blocks (up to 512 MiB) are kept for reuse."""
     if min_bytes < 1:
         raise ValueError(f"min_bytes must be at least 1, got {min_bytes}")
     _C.use_shared_tensors(min_bytes if enabled else 0)
