@@ -13,6 +13,17 @@
 namespace py = pybind11;
 using xal::torch_backend::XalBackend;
 
+namespace {
+
+// The backend of xal behind a c10d Backend handle, or a clear error.
+XalBackend& xal_backend(const c10::intrusive_ptr<c10d::Backend>& backend) {
+  auto* x = dynamic_cast<XalBackend*>(backend.get());
+  TORCH_CHECK(x, "xal: not a backend of xal");
+  return *x;
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "The torch.distributed backend \"xal\" (c10d Backend over xal's collectives)";
   m.def(
@@ -39,34 +50,27 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "hosts",
       [](const c10::intrusive_ptr<c10d::Backend>& backend) {
-        auto* x = dynamic_cast<XalBackend*>(backend.get());
-        TORCH_CHECK(x, "xal: not a backend of xal");
-        return x->hosts();
+        return xal_backend(backend).hosts();
       },
       "How many hosts a backend of xal spans.");
   m.def(
       "device_of",
       [](const c10::intrusive_ptr<c10d::Backend>& backend) {
-        auto* x = dynamic_cast<XalBackend*>(backend.get());
-        TORCH_CHECK(x, "xal: not a backend of xal");
-        return x->deviceDescription();
+        return xal_backend(backend).deviceDescription();
       },
       "The xal device a backend of xal runs on, as text (\"mock:1 ...\").");
   m.def(
       "calls_run",
       [](const c10::intrusive_ptr<c10d::Backend>& backend) {
-        auto* x = dynamic_cast<XalBackend*>(backend.get());
-        TORCH_CHECK(x, "xal: not a backend of xal");
-        return x->callsRun();
+        return xal_backend(backend).callsRun();
       },
       "How many calls a backend of xal has run.");
   m.def(
       "_allreduce_device_memory",
       [](const c10::intrusive_ptr<c10d::Backend>& backend, uint64_t ptr, int64_t count,
          const at::Tensor& like, uint64_t native_stream) {
-        auto* x = dynamic_cast<XalBackend*>(backend.get());
-        TORCH_CHECK(x, "xal: not a backend of xal");
-        return x->allreduceDeviceMemory(ptr, count, like.scalar_type(), native_stream);
+        return xal_backend(backend).allreduceDeviceMemory(ptr, count, like.scalar_type(),
+                                                          native_stream);
       },
       py::arg("backend"), py::arg("ptr"), py::arg("count"), py::arg("like"),
       py::arg("native_stream"),
@@ -76,9 +80,7 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "last_staged_bytes",
       [](const c10::intrusive_ptr<c10d::Backend>& backend) {
-        auto* x = dynamic_cast<XalBackend*>(backend.get());
-        TORCH_CHECK(x, "xal: not a backend of xal");
-        return x->lastStagedBytes();
+        return xal_backend(backend).lastStagedBytes();
       },
       "Bytes the group's last allreduce staged in device memory (0: imported in place).");
   m.def(
@@ -90,9 +92,7 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "zero_copy_allreduces",
       [](const c10::intrusive_ptr<c10d::Backend>& backend) {
-        auto* x = dynamic_cast<XalBackend*>(backend.get());
-        TORCH_CHECK(x, "xal: not a backend of xal");
-        return x->zeroCopyAllreduces();
+        return xal_backend(backend).zeroCopyAllreduces();
       },
       "How many allreduces of a backend of xal ran in place from shared tensors.");
   m.def("shared_tensors_min_bytes", &xal::torch_backend::shared_tensors_min_bytes,

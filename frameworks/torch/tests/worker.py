@@ -23,12 +23,13 @@ def init(rank, world, store, timeout_s=60.0):
                             timeout=datetime.timedelta(seconds=timeout_s))
 
 
-def mode_ops(rank, world, store):
+def run_cases(rank, world, out):
+    """Runs the battery of cases.py on the default group, Gloo beside it;
+    records each case's outcome in out["cases"]."""
     from cases import CASES, Ctx
-    init(rank, world, store)
     gloo = dist.new_group(backend="gloo")
     ctx = Ctx(rank, world, dist.group.WORLD, gloo)
-    out = {"device": xal_torch.device_of(), "cases": {}}
+    out.setdefault("cases", {})
     for name, fn in CASES.items():
         try:
             fn(ctx)
@@ -36,6 +37,12 @@ def mode_ops(rank, world, store):
         except Exception as e:  # recorded, asserted by the test
             out["cases"][name] = f"FAIL {type(e).__name__}: {e}\n{traceback.format_exc()}"
     out["gloo_used"] = ctx.gloo_used
+
+
+def mode_ops(rank, world, store):
+    init(rank, world, store)
+    out = {"device": xal_torch.device_of()}
+    run_cases(rank, world, out)
     dist.barrier()
     dist.destroy_process_group()
     return out
@@ -69,7 +76,6 @@ def mode_device_memory(rank, world, store):
     every op of the battery."""
     import numpy as np
     import xal
-    from cases import CASES, Ctx
     init(rank, world, store)
     backend = dist.group.WORLD._get_backend(torch.device("cpu"))
     dev = xal.device(int(os.environ["LOCAL_RANK"]))
@@ -104,14 +110,7 @@ def mode_device_memory(rank, world, store):
         out["null_pointer"] = "accepted"
     except Exception as e:  # asserted by the test
         out["null_pointer"] = f"{type(e).__name__}: {e}"
-    gloo = dist.new_group(backend="gloo")
-    ctx = Ctx(rank, world, dist.group.WORLD, gloo)
-    for name, fn in CASES.items():
-        try:
-            fn(ctx)
-            out["cases"][name] = "ok"
-        except Exception as e:  # recorded, asserted by the test
-            out["cases"][name] = f"FAIL {type(e).__name__}: {e}\n{traceback.format_exc()}"
+    run_cases(rank, world, out)
     dist.barrier()
     dist.destroy_process_group()
     return out
@@ -614,32 +613,17 @@ def mode_train(rank, world, store):
 def main():
     mode, rank, world, store, result = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    if mode == "ops":
-        out = mode_ops(rank, world, store)
-    elif mode in ("exit", "hang"):
-        out = mode_fault(rank, world, store, mode)
-    elif mode == "device_memory":
-        out = mode_device_memory(rank, world, store)
-    elif mode == "device_string":
-        out = mode_device_string(rank, world, store)
-    elif mode == "shared":
-        out = mode_shared(rank, world, store)
-    elif mode == "split":
-        out = mode_split(rank, world, store)
-    elif mode == "p2p":
-        out = mode_p2p(rank, world, store)
-    elif mode == "p2p_errors":
-        out = mode_p2p_errors(rank, world, store)
-    elif mode == "p2p_exit":
-        out = mode_p2p_exit(rank, world, store)
-    elif mode == "fault_train":
-        out = mode_fault_train(rank, world, store)
-    elif mode == "hosts":
-        out = mode_hosts(rank, world, store)
-    elif mode == "train":
-        out = mode_train(rank, world, store)
-    else:
+    modes = {
+        "ops": mode_ops, "device_memory": mode_device_memory, "device_string": mode_device_string,
+        "shared": mode_shared, "split": mode_split, "p2p": mode_p2p,
+        "p2p_errors": mode_p2p_errors, "p2p_exit": mode_p2p_exit,
+        "fault_train": mode_fault_train, "hosts": mode_hosts, "train": mode_train,
+        "exit": lambda r, w, s: mode_fault(r, w, s, "exit"),
+        "hang": lambda r, w, s: mode_fault(r, w, s, "hang"),
+    }
+    if mode not in modes:
         raise SystemExit(f"unknown mode {mode}")
+    out = modes[mode](rank, world, store)
     with open(result, "w") as f:
         json.dump(out, f)
     sys.stdout.flush()
