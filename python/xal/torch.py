@@ -12,10 +12,14 @@ installed). See docs/TORCH.md.
 from __future__ import annotations
 
 try:
-    from xal_torch import BACKEND_NAME, calls_run, device_of, register
+    import xal_torch as _xal_torch
 except ImportError as e:  # pragma: no cover - depends on the install
     raise ImportError(
         "xal.torch needs the extension xal_torch (frameworks/torch; "
         "scripts/torch.sh builds it) on sys.path: " + str(e)) from e
 
-__all__ = ["BACKEND_NAME", "calls_run", "device_of", "register"]
+from xal_torch import (  # noqa: E402  (after the check above)
+    BACKEND_NAME, calls_run, device_of, hosts, is_shared_tensor, register, use_shared_tensors,
+    zero_copy_allreduces)
+
+__all__ = list(_xal_torch.__all__)
