@@ -14,11 +14,14 @@
 //       bytes in --np equal blocks (xal_alltoallv), vs MPI_Alltoallv.
 //
 // algbw = S / time; busbw: sendrecv 1, alltoallv (n-1)/n (nccl-tests).
+// Under mpirun, time is per round, the median over blocks of 4 rounds,
+// xal's and MPI's blocks alternating.
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +55,14 @@ struct Options {
 
 double since_us(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// The middle value (the mean of the two middle ones). `v` is reordered.
+[[maybe_unused]] double median(std::vector<double>& v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 std::string err(xal_status_t s) {
@@ -205,20 +216,31 @@ int inside_mpi(const std::string& what, const Options& o, const std::vector<size
         MPI_Sendrecv(hs.data(), static_cast<int>(bytes), MPI_BYTE, peer, 5, hr.data(),
                      static_cast<int>(bytes), MPI_BYTE, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     };
-    for (int i = 0; i < o.warmup; ++i) BENCH_CHECK(xal_round());
+    for (int i = 0; i < o.warmup; ++i) {
+      BENCH_CHECK(xal_round());
+      mpi_round();
+    }
     BENCH_CHECK(xal_stream_synchronize(st));
     MPI_Barrier(MPI_COMM_WORLD);
-    auto t0 = Clock::now();
-    for (int i = 0; i < o.iters; ++i) BENCH_CHECK(xal_round());
-    BENCH_CHECK(xal_stream_synchronize(st));
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double us = since_us(t0) / o.iters;
-    for (int i = 0; i < o.warmup; ++i) mpi_round();
-    MPI_Barrier(MPI_COMM_WORLD);
-    t0 = Clock::now();
-    for (int i = 0; i < o.iters; ++i) mpi_round();
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double base = since_us(t0) / o.iters;
+    // Blocks of kBlock rounds of xal and of MPI alternate, each block timed
+    // up to a barrier; the figures are the medians over blocks (per round),
+    // so that a burst of other load on the machine moves both alike.
+    constexpr int kBlock = 4;
+    std::vector<double> xal_us, mpi_us;
+    for (int done = 0; done < o.iters;) {
+      const int k = std::min(kBlock, o.iters - done);
+      auto t0 = Clock::now();
+      for (int i = 0; i < k; ++i) BENCH_CHECK(xal_round());
+      BENCH_CHECK(xal_stream_synchronize(st));
+      MPI_Barrier(MPI_COMM_WORLD);
+      xal_us.push_back(since_us(t0) / k);
+      t0 = Clock::now();
+      for (int i = 0; i < k; ++i) mpi_round();
+      MPI_Barrier(MPI_COMM_WORLD);
+      mpi_us.push_back(since_us(t0) / k);
+      done += k;
+    }
+    const double us = median(xal_us), base = median(mpi_us);
     unsigned char first = 0;
     BENCH_CHECK(xal_memcpy_dtoh(st, &first, recv, 1));
     BENCH_CHECK(xal_stream_synchronize(st));

@@ -73,6 +73,12 @@ bool Registry::contains_locked(uint64_t ptr, uint64_t bytes,
   return offset < size && bytes <= size - offset;
 }
 
+std::optional<Registry::Range> Registry::containing(uint64_t ptr, uint64_t bytes) const {
+  Range found;
+  if (bytes == 0 || !contains_locked(ptr, bytes, &found)) return std::nullopt;
+  return found;
+}
+
 std::optional<uint64_t> Registry::find(uint64_t base) const {
   std::shared_lock lock(mu_);
   auto it = ranges_.find(base);

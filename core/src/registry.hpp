@@ -28,6 +28,8 @@ class Registry {
   // `nearest` (if given) is the allocation containing ptr or the closest
   // one below it (size 0 when none).
   bool contains(uint64_t ptr, uint64_t bytes, Range* nearest) const;
+  // The live allocation holding all of [ptr, ptr+bytes), if any (bytes >= 1).
+  std::optional<Range> containing(uint64_t ptr, uint64_t bytes) const;
   // The allocation that starts at `base`, if any.
   std::optional<uint64_t> find(uint64_t base) const;
   std::vector<Range> snapshot() const;

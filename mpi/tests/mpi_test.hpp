@@ -51,5 +51,6 @@ void run_bad_input(Job& job);
 void run_early_exit(Job& job);
 void run_killed(Job& job);
 void run_p2p(Job& job);
+void run_p2p_direct(Job& job);
 
 }  // namespace xal_mpi_test

@@ -61,7 +61,7 @@ using namespace xal_mpi_test;
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: xal_mpi_test collectives|collectives_serialized|collectives_uneven|"
-                 "bad_input|early_exit|killed|thread_single|p2p FILE\n");
+                 "bad_input|early_exit|killed|thread_single|p2p|p2p_direct FILE\n");
     return 2;
   }
   const std::string which = argv[1];
@@ -91,6 +91,7 @@ int main(int argc, char** argv) {
   else if (which == "early_exit") run_early_exit(job);
   else if (which == "killed") run_killed(job);
   else if (which == "p2p") run_p2p(job);
+  else if (which == "p2p_direct") run_p2p_direct(job);
   else if (which == "thread_single") {
     xal_device_t d;
     xal_comm_t c;

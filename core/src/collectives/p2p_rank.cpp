@@ -16,6 +16,7 @@ using OpKind = P2pOp::Kind;
 // Everything one queued batch uses until its last host function has run.
 struct Call {
   uint32_t rank = 0;
+  DeviceObj* device = nullptr;
   std::shared_ptr<P2pShared> shared;
   P2pRank::Batch batch;
   xal_bstream_t* stream = nullptr;
@@ -23,7 +24,7 @@ struct Call {
   std::vector<std::unique_ptr<std::byte[]>> staging;  // per op; null: in place
 
   void run() noexcept {
-    P2pStepInput in{rank, shared.get(), &batch, views};
+    P2pStepInput in{rank, device, shared.get(), &batch, views};
     std::string why;
     const xal_status_t s = run_p2p_step(in, &why);
     if (s == XAL_SUCCESS) return;
@@ -79,6 +80,7 @@ xal_status_t P2pRank::flush(const Batch& b) {
   const xal_backend_table_t* t = device_->hdr.table;
   auto call = std::make_shared<Call>();
   call->rank = rank_;
+  call->device = device_;
   call->shared = shared_;
   call->batch = b;
   call->stream = b.stream;

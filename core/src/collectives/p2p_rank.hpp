@@ -36,15 +36,24 @@
 
 namespace xal::core {
 
+// One side of a message to or from another process: the rank's device,
+// the op's device pointer, and its host view (written by receives).
+struct P2pBuffer {
+  DeviceObj* device = nullptr;
+  xal_devptr_t ptr = 0;
+  void* view = nullptr;
+  size_t bytes = 0;
+};
+
 // The ranks in other processes (transport path). Thread-safe functions.
 struct P2pRemote {
   std::function<bool(uint32_t rank)> is_local;
-  // `bytes` from global rank `from` (this process) to `to`, or back; `seq`
-  // is the message's sequence of that pair.
-  std::function<xal_status_t(const void* buf, size_t bytes, uint32_t from, uint32_t to,
-                             uint64_t seq, std::string* why)>
+  // `b.bytes` from global rank `from` (this process) to `to`, or back;
+  // `seq` is the message's sequence of that pair.
+  std::function<xal_status_t(const P2pBuffer& b, uint32_t from, uint32_t to, uint64_t seq,
+                             std::string* why)>
       send;
-  std::function<xal_status_t(void* buf, size_t bytes, uint32_t from, uint32_t to, uint64_t seq,
+  std::function<xal_status_t(const P2pBuffer& b, uint32_t from, uint32_t to, uint64_t seq,
                              std::string* why)>
       recv;
 };
@@ -95,6 +104,7 @@ class P2pRank {
 // Returns the first failure with *why; never throws.
 struct P2pStepInput {
   uint32_t rank = 0;
+  DeviceObj* device = nullptr;  // the rank's
   P2pShared* shared = nullptr;
   const P2pRank::Batch* batch = nullptr;
   std::vector<void*> views;  // per op

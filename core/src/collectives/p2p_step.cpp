@@ -91,16 +91,16 @@ class Step {
     for (size_t i = 0; i < ops_.size(); ++i) {
       const P2pOp& op = ops_[i];
       if (op.kind != OpKind::kSend) continue;
-      const void* data = in_.views[i];
+      void* data = in_.views[i];
       if (local(op.peer)) {
         sent_.push_back(box_.post(key(i, true), {data, op.count, op.dtype}));
         continue;
       }
-      const size_t n = bytes(op);
+      const P2pBuffer b{in_.device, op.ptr, data, bytes(op)};
       const P2pRemote* rm = in_.shared->remote.get();
       const uint32_t me = in_.rank;
       const uint64_t seq = in_.batch->seqs[i];
-      start(i, [=](std::string* w) { return rm->send(data, n, me, op.peer, seq, w); });
+      start(i, [=](std::string* w) { return rm->send(b, me, op.peer, seq, w); });
     }
   }
 
@@ -114,10 +114,11 @@ class Step {
         remote_[i].temp = std::make_unique_for_overwrite<std::byte[]>(n);
         into = remote_[i].temp.get();
       }
+      const P2pBuffer b{in_.device, op.ptr, into, n};
       const P2pRemote* rm = in_.shared->remote.get();
       const uint32_t me = in_.rank;
       const uint64_t seq = in_.batch->seqs[i];
-      start(i, [=](std::string* w) { return rm->recv(into, n, op.peer, me, seq, w); });
+      start(i, [=](std::string* w) { return rm->recv(b, op.peer, me, seq, w); });
     }
   }
 

@@ -5,6 +5,7 @@
 
 #include "../error.hpp"
 #include "../handles.hpp"
+#include "p2p_direct.hpp"
 
 namespace xal::core {
 
@@ -14,6 +15,36 @@ uint64_t tag_of(const ProcessLayout& l, uint32_t from, uint32_t to, uint64_t seq
   return (seq * l.size + from) * l.size + to;
 }
 
+// The tags of one message's channels (p2p_direct.hpp): the message's own,
+// and two more in a range no message's own tag reaches.
+uint64_t channel_tag(uint64_t tag, DirectWire::Channel c) {
+  return tag ^ (uint64_t{c} << 62);
+}
+
+// One message's transport calls with process `peer`, tag `tag`. The wire
+// refers to `t`, which must outlive it; its calls may run on any thread
+// (the transport's send and recv are thread-safe).
+DirectWire wire_of(const xal_comm_transport_t& t, uint32_t peer, uint64_t tag) {
+  DirectWire w;
+  w.send = [&t, peer, tag](const void* buf, size_t bytes, DirectWire::Channel c,
+                           uint32_t timeout_ms, std::string* why) {
+    std::array<char, 512> m{};
+    const xal_status_t s = t.send(t.user, buf, bytes, peer, channel_tag(tag, c), timeout_ms,
+                                  m.data(), m.size());
+    if (s != XAL_SUCCESS) *why = m.data();
+    return s;
+  };
+  w.recv = [&t, peer, tag](void* buf, size_t bytes, DirectWire::Channel c, uint32_t timeout_ms,
+                           std::string* why) {
+    std::array<char, 512> m{};
+    const xal_status_t s = t.recv(t.user, buf, bytes, peer, channel_tag(tag, c), timeout_ms,
+                                  m.data(), m.size());
+    if (s != XAL_SUCCESS) *why = m.data();
+    return s;
+  };
+  return w;
+}
+
 }  // namespace
 
 std::shared_ptr<P2pShared> make_transport_p2p(const xal_comm_transport_t& t,
@@ -21,24 +52,37 @@ std::shared_ptr<P2pShared> make_transport_p2p(const xal_comm_transport_t& t,
   auto shared = std::make_shared<P2pShared>(timeout_ms, nullptr);
   auto remote = std::make_shared<P2pRemote>();
   remote->is_local = [layout](uint32_t r) { return layout.process_of(r) == layout.me; };
+  // Read once per communicator set; the mappings it opens are closed with
+  // the set's last communicator.
+  auto direct = std::make_shared<DirectPath>(DirectPath::enabled_by_env(), timeout_ms);
   // The table is copied: its functions and `user` stay valid until the
   // last communicator of the set (which waits for its queued work) goes.
-  remote->send = [t, layout, timeout_ms](const void* buf, size_t bytes, uint32_t from,
-                                         uint32_t to, uint64_t seq, std::string* why) {
-    std::array<char, 512> m{};
-    const xal_status_t s = t.send(t.user, buf, bytes, layout.process_of(to),
-                                  tag_of(layout, from, to, seq), timeout_ms, m.data(), m.size());
+  remote->send = [t, layout, direct](const P2pBuffer& b, uint32_t from, uint32_t to,
+                                     uint64_t seq, std::string* why) {
+    const uint32_t peer = layout.process_of(to);
+    const uint64_t tag = tag_of(layout, from, to, seq);
+    const DirectWire w = wire_of(t, peer, tag);
+    const xal_status_t s =
+        direct->applies(b.bytes)
+            ? direct->send({b.device, b.ptr, b.view, b.bytes, peer, tag}, w, why)
+            : w.send(b.view, b.bytes, DirectWire::kMessage, direct->timeout_ms(), why);
     if (s != XAL_SUCCESS)
-      *why = cat("message #", seq + 1, " from rank ", from, " to rank ", to, ": ", m.data());
+      *why = cat("message #", seq + 1, " from rank ", from, " to rank ", to, ": ", *why);
     return s;
   };
-  remote->recv = [t, layout, timeout_ms](void* buf, size_t bytes, uint32_t from, uint32_t to,
-                                         uint64_t seq, std::string* why) {
-    std::array<char, 512> m{};
-    const xal_status_t s = t.recv(t.user, buf, bytes, layout.process_of(from),
-                                  tag_of(layout, from, to, seq), timeout_ms, m.data(), m.size());
+  remote->recv = [t, layout, direct](const P2pBuffer& b, uint32_t from, uint32_t to,
+                                     uint64_t seq, std::string* why) {
+    const uint32_t peer = layout.process_of(from);
+    const uint64_t tag = tag_of(layout, from, to, seq);
+    const DirectWire w = wire_of(t, peer, tag);
+    const DirectEnd e{b.device, b.ptr, b.view, b.bytes, peer, tag};
+    const xal_status_t s =
+        direct->applies(b.bytes) ? direct->recv(e, w, why)
+        : direct->enabled()      ? direct->recv_small(e, w, why)
+                                 : w.recv(b.view, b.bytes, DirectWire::kMessage,
+                                          direct->timeout_ms(), why);
     if (s != XAL_SUCCESS)
-      *why = cat("message #", seq + 1, " from rank ", from, " to rank ", to, ": ", m.data());
+      *why = cat("message #", seq + 1, " from rank ", from, " to rank ", to, ": ", *why);
     return s;
   };
   shared->remote = std::move(remote);

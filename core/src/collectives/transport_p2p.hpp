@@ -4,7 +4,11 @@
 // Messages: a message between ranks of this process meets in the
 // process's Mailbox; one to or from another process is one transport send
 // or recv, tagged (sequence * size + sender) * size + receiver with global
-// ranks, so that the pair of ranks and the pair's sequence name it.
+// ranks, so that the pair of ranks and the pair's sequence name it. From
+// DirectPath::kMinBytes it takes the direct same-host path instead
+// (p2p_direct.hpp): a descriptor on that tag, a reply and, when the
+// receiver cannot map the sender's memory, the bytes, on two more tags of
+// the message (XAL_P2P_DIRECT=0: off).
 //
 // Split: the local ranks meet first (SplitMeet); the last to arrive calls
 // the transport's split once for the process, with the local ranks' color

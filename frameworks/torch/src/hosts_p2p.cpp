@@ -20,7 +20,11 @@ using namespace hosts;
 
 namespace {
 
-int gloo_tag(uint64_t tag) { return static_cast<int>(tag % (uint64_t{1} << 30)); }
+// The core's 64-bit tag folded into Gloo's (non-negative int) range, every
+// bit counted: the core sets high bits for a message's other channels.
+int gloo_tag(uint64_t tag) {
+  return static_cast<int>((tag ^ (tag >> 30) ^ (tag >> 60)) & ((uint64_t{1} << 30) - 1));
+}
 
 }  // namespace
 
