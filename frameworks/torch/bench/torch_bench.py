@@ -16,7 +16,8 @@
 
 busbw = 2 (n-1)/n * bytes / time (as nccl-tests); fraction of bound =
 bound time / xal time. xal, Gloo and the memcpy are timed in turn, iteration
-by iteration, so that all see the same machine; each figure is the median.
+by iteration, so that all see the same machine, after 5 warm-up calls of
+each; each figure is the median.
 """
 from __future__ import annotations
 
@@ -83,12 +84,16 @@ def rank_main(rank: int, world: int, store: str, sizes_mib: list[int], steps: in
         src, dst = torch.ones(n), torch.empty(n)
         dst.copy_(src)
         tensor = {"xal": t, "xal-shared": ts, "gloo": t}
-        for name, grp in timed.items():
-            dist.all_reduce(tensor[name], group=grp)  # warm up (pages, rounds, mappings)
+        # Warm up every path alike (nccl-tests' default, 5 calls): the first
+        # calls of a size run slower (pages touched, mappings made).
+        for _ in range(5):
+            for name, grp in timed.items():
+                dist.all_reduce(tensor[name], group=grp)
+            dst.copy_(src)
         # Interleaved, so that every figure sees the same machine: xal,
         # Gloo, then one thread's memcpy (rank 0, the others waiting in the
         # barrier), iters times; the bound is n memcpys.
-        iters = max(3, min(15, 128 // mib))
+        iters = max(5, min(15, 256 // mib))
         times = {"xal": [], "xal-shared": [], "gloo": [], "memcpy": []}
         zero_copy = xal_torch.zero_copy_allreduces()
         for _ in range(iters):
