@@ -103,48 +103,53 @@ xal_status_t HostsTransport::recv_remote(void* buf, size_t bytes, uint32_t peer,
               message, message_size);
 }
 
+template <class Local, class Remote>
+xal_status_t HostsTransport::p2p_entry(void* user, const char* what, uint32_t peer, Local local,
+                                       Remote remote, char* message, size_t message_size) {
+  return guarded_entry(what, message, message_size, [&]() -> xal_status_t {
+    XAL_HOSTS_BEGIN();
+    if (peer >= t.host_of_.size())
+      return fail(XAL_ERROR_INVALID_ARGUMENT,
+                  std::string(what) + ": process " + std::to_string(peer) + " of " +
+                      std::to_string(t.host_of_.size()),
+                  message, message_size);
+    if (t.host_of_[peer] == t.host_)
+      return local(t.local_, static_cast<uint32_t>(t.local_index(static_cast<int>(peer))));
+    if (!t.everyone_)
+      return fail(XAL_ERROR_NOT_SUPPORTED,
+                  std::string(what) + " between hosts needs a group over every rank (made by "
+                                      "xal_torch)",
+                  message, message_size);
+    return remote(t);
+  });
+}
+
 xal_status_t HostsTransport::send(void* user, const void* buf, size_t bytes, uint32_t peer,
                                   uint64_t tag, uint32_t timeout_ms, char* message,
                                   size_t message_size) {
-  return guarded_entry("send across hosts", message, message_size, [&]() -> xal_status_t {
-    XAL_HOSTS_BEGIN();
-    if (peer >= t.host_of_.size())
-      return fail(XAL_ERROR_INVALID_ARGUMENT, "send to process " + std::to_string(peer) +
-                                                  " of " + std::to_string(t.host_of_.size()),
-                  message, message_size);
-    if (t.host_of_[peer] == t.host_) {
-      const xal_comm_transport_t& l = t.local_;
-      return l.send(l.user, buf, bytes, static_cast<uint32_t>(t.local_index(static_cast<int>(peer))),
-                    tag, timeout_ms, message, message_size);
-    }
-    if (!t.everyone_)
-      return fail(XAL_ERROR_NOT_SUPPORTED,
-                  "send between hosts needs a group over every rank (made by xal_torch)",
-                  message, message_size);
-    return t.send_remote(buf, bytes, peer, tag, timeout_ms, message, message_size);
-  });
+  return p2p_entry(
+      user, "send", peer,
+      [&](const xal_comm_transport_t& l, uint32_t p) {
+        return l.send(l.user, buf, bytes, p, tag, timeout_ms, message, message_size);
+      },
+      [&](HostsTransport& t) {
+        return t.send_remote(buf, bytes, peer, tag, timeout_ms, message, message_size);
+      },
+      message, message_size);
 }
 
 xal_status_t HostsTransport::recv(void* user, void* buf, size_t bytes, uint32_t peer,
                                   uint64_t tag, uint32_t timeout_ms, char* message,
                                   size_t message_size) {
-  return guarded_entry("recv across hosts", message, message_size, [&]() -> xal_status_t {
-    XAL_HOSTS_BEGIN();
-    if (peer >= t.host_of_.size())
-      return fail(XAL_ERROR_INVALID_ARGUMENT, "recv from process " + std::to_string(peer) +
-                                                  " of " + std::to_string(t.host_of_.size()),
-                  message, message_size);
-    if (t.host_of_[peer] == t.host_) {
-      const xal_comm_transport_t& l = t.local_;
-      return l.recv(l.user, buf, bytes, static_cast<uint32_t>(t.local_index(static_cast<int>(peer))),
-                    tag, timeout_ms, message, message_size);
-    }
-    if (!t.everyone_)
-      return fail(XAL_ERROR_NOT_SUPPORTED,
-                  "recv between hosts needs a group over every rank (made by xal_torch)",
-                  message, message_size);
-    return t.recv_remote(buf, bytes, peer, tag, timeout_ms, message, message_size);
-  });
+  return p2p_entry(
+      user, "recv", peer,
+      [&](const xal_comm_transport_t& l, uint32_t p) {
+        return l.recv(l.user, buf, bytes, p, tag, timeout_ms, message, message_size);
+      },
+      [&](HostsTransport& t) {
+        return t.recv_remote(buf, bytes, peer, tag, timeout_ms, message, message_size);
+      },
+      message, message_size);
 }
 
 }  // namespace xal::torch_backend

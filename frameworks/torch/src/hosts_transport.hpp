@@ -84,6 +84,11 @@ class HostsTransport {
                            uint32_t timeout_ms, char* message, size_t message_size);
   xal_status_t recv_remote(void* buf, size_t bytes, uint32_t peer, uint64_t tag,
                            uint32_t timeout_ms, char* message, size_t message_size);
+  // The entry of send or recv (`what`): local(table, local index) for a
+  // peer on this host, remote(*this) for one on another, after the checks.
+  template <class Local, class Remote>
+  static xal_status_t p2p_entry(void* user, const char* what, uint32_t peer, Local local,
+                                Remote remote, char* message, size_t message_size);
   // Waits for a Gloo send or receive of `everyone`, which abort() ends.
   xal_status_t wait_remote(const char* what, uint32_t peer, c10::intrusive_ptr<c10d::Work> work,
                            uint32_t timeout_ms, char* message, size_t message_size);
