@@ -51,9 +51,11 @@ bool ForeignMemory::add_host(uint64_t base, uint64_t bytes) {
   return true;
 }
 
-uint64_t ForeignMemory::open_ipc(int32_t owner_pid, int fd, uint64_t offset, uint64_t bytes) {
+uint64_t ForeignMemory::open_ipc(int32_t owner_pid, int fd, uint64_t offset, uint64_t bytes,
+                                 uint64_t file_dev, uint64_t file_ino) {
   const std::string path = "/proc/" + std::to_string(owner_pid) + "/fd/" + std::to_string(fd);
-  const int file = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  // O_NONBLOCK: a handle naming a FIFO or a device must not block here.
+  const int file = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
   if (file < 0)
     throw Error(XAL_ERROR_INVALID_ARGUMENT,
                 "mem_ipc_open: cannot reach the memory of process " + std::to_string(owner_pid) +
@@ -63,6 +65,13 @@ uint64_t ForeignMemory::open_ipc(int32_t owner_pid, int fd, uint64_t offset, uin
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t begin = offset / page * page;
   const uint64_t length = offset + bytes - begin;
+  if (fstat(file, &st) == 0 && (static_cast<uint64_t>(st.st_dev) != file_dev ||
+                                static_cast<uint64_t>(st.st_ino) != file_ino)) {
+    close(file);
+    throw Error(XAL_ERROR_INVALID_ARGUMENT,
+                "mem_ipc_open: " + path + " is another file than the device memory the handle "
+                "was made for (the exporter ended and its process id was reused?)");
+  }
   if (fstat(file, &st) != 0 || static_cast<uint64_t>(st.st_size) < offset + bytes) {
     close(file);
     throw Error(XAL_ERROR_INVALID_ARGUMENT,

@@ -25,9 +25,12 @@ class ForeignMemory {
   // overlaps a range already here.
   bool add_host(uint64_t base, uint64_t bytes);
   // Maps `bytes` at `offset` of process `owner_pid`'s memory file `fd` (its
-  // arena) and returns the address. Throws Error(INVALID_ARGUMENT) with the
-  // reason when the process or its file cannot be reached.
-  uint64_t open_ipc(int32_t owner_pid, int fd, uint64_t offset, uint64_t bytes);
+  // arena), which must still be the file (file_dev, file_ino) the handle was
+  // made for, and returns the address. Throws Error(INVALID_ARGUMENT) with
+  // the reason when the process or its file cannot be reached, or the
+  // descriptor names another file.
+  uint64_t open_ipc(int32_t owner_pid, int fd, uint64_t offset, uint64_t bytes,
+                    uint64_t file_dev, uint64_t file_ino);
   // Forgets (and for IPC unmaps) the range starting at `base`; false when
   // there is none.
   bool remove(uint64_t base);

@@ -3,7 +3,10 @@
 // IPC mapping are used in place; their ranges live in the device's
 // ForeignMemory.
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <cstring>
 
@@ -20,6 +23,7 @@ struct IpcVendor {
   uint32_t device;  // the exporting device's index (for messages)
   uint64_t offset;  // of the allocation in the file
   uint64_t arena_bytes;
+  uint64_t file_dev, file_ino;  // the file's identity: the importer checks it
 };
 static_assert(sizeof(IpcVendor) <= XAL_IPC_VENDOR_BYTES);
 constexpr char kMagic[8] = "xalmock";
@@ -117,6 +121,12 @@ xal_status_t mem_ipc_get(xal_bdevice_t* device, xal_devptr_t ptr, size_t bytes,
     v.device = d.index();
     v.offset = ptr - d.arena().base();
     v.arena_bytes = d.arena().capacity();
+    struct stat st {};
+    if (fstat(d.arena().fd(), &st) != 0)
+      throw Error(XAL_ERROR_BACKEND, std::string("mem_ipc_get: fstat of the memory file: ") +
+                                         std::strerror(errno));
+    v.file_dev = static_cast<uint64_t>(st.st_dev);
+    v.file_ino = static_cast<uint64_t>(st.st_ino);
     std::memcpy(out_vendor, &v, sizeof v);
     return XAL_SUCCESS;
   });
@@ -135,7 +145,7 @@ xal_status_t mem_ipc_open(xal_bdevice_t* device, const uint8_t* vendor, size_t b
         v.offset > v.arena_bytes || bytes > v.arena_bytes - v.offset)
       throw Error(XAL_ERROR_INVALID_ARGUMENT,
                   "mem_ipc_open: the handle's mock part is malformed");
-    *out_ptr = d.foreign().open_ipc(owner_pid, v.fd, v.offset, bytes);
+    *out_ptr = d.foreign().open_ipc(owner_pid, v.fd, v.offset, bytes, v.file_dev, v.file_ino);
     return XAL_SUCCESS;
   });
 }

@@ -291,6 +291,22 @@ TEST_F(Interop, AHandleOfAnotherHostIsRefused) {
   c.finish();
 }
 
+TEST_F(Interop, AHandleNamingAnotherFileIsRefused) {
+  // The mock part names the exporter's memory file by descriptor and by
+  // identity (device and inode): a descriptor that now names another file
+  // (a reused process id, a damaged handle) is refused, not mapped.
+  xaltest::Child c = xaltest::Child::spawn({XAL_IPC_PEER, "export", "4096"});
+  ASSERT_GT(c.pid, 0);
+  xal_ipc_handle_t h = xaltest::parse_handle(c.line());
+  h.bytes[64 + 40] ^= 0x5a;  // inside the mock part's inode (its bytes 40..47)
+  xal_devptr_t r = 0;
+  EXPECT_STATUS(xal_mem_open_ipc_handle(dev0, &h, 0, &r, nullptr), XAL_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(last_error().message).find("another file"), std::string::npos)
+      << last_error().message;
+  c.send("done");
+  c.finish();
+}
+
 // The same through the fault backend: the entries are injection points.
 class InteropFault : public Interop {
  protected:
