@@ -421,9 +421,11 @@ int train_main(int argc, char** argv) {
   xal_shutdown();
   if (o.mpi) mpi_finish();
   if (status != 0) return status;
+  // Rank 0 reports the loss check and gives the exit status: another rank
+  // exiting 1 first would have mpirun stop rank 0 before it prints the table.
+  if (proc != 0) return 0;
   for (const Row& r : rows)
     if (!r.ok) status = 1;
-  if (proc != 0) return status;
 
   FILE* const table = o.json == "-" ? stderr : stdout;
   print_table(table, o, rows, procs, initial_loss);
