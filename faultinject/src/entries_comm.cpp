@@ -142,10 +142,11 @@ xal_status_t fault_comm_destroy(xal_bcomm_t* comm) {
     // Released whatever it returns, as module_unload.
     const auto injected = b->before(Op::comm_destroy, c->device, nullptr,
                                     std::nullopt, 0, nullptr);
+    // Also after a reset of its device: a reset aborts communicators but
+    // does not end them in the target (xal_backend.h, device_reset), so it is destroyed
+    // there as well, else the target's communicator would leak.
     auto owned = b->comms.take(c);
-    if (!owned || owned->dead.load() || b->t.comm_destroy == nullptr) {
-      return injected;
-    }
+    if (!owned || b->t.comm_destroy == nullptr) return injected;
     const auto s = b->t.comm_destroy(owned->target);
     return s != XAL_SUCCESS ? s : injected;
   });

@@ -537,8 +537,21 @@ TEST_F(CollectiveTest, StickyErrorInACollective) {
   EXPECT_EQ(t->group_start(b), XAL_SUCCESS);
   EXPECT_EQ(t->group_end(b), XAL_SUCCESS);
   ASSERT_EQ(t->device_reset(dev(0)), XAL_SUCCESS);
-  // The reset invalidated the communicator of device 0 and the stream.
+  // The reset invalidated the stream of device 0.
   EXPECT_EQ(allreduce(), XAL_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(CollectiveTest, CommunicatorsOutliveAResetUntilDestroyed) {
+  ASSERT_EQ(start("mem_alloc=nth(100)BACKEND"), XAL_SUCCESS);
+  make_comms();
+  ASSERT_EQ(t->device_reset(dev(0)), XAL_SUCCESS);
+  // The target's communicator of device 0 is aborted, not ended: its
+  // destroy still reaches the target (else it would leak there).
+  const int before = fake_comm_destroys();
+  EXPECT_EQ(t->comm_destroy(comms[0]), XAL_SUCCESS);
+  EXPECT_EQ(t->comm_destroy(comms[1]), XAL_SUCCESS);
+  EXPECT_EQ(fake_comm_destroys(), before + 2);
+  comms[0] = comms[1] = nullptr;
 }
 
 }  // namespace

@@ -21,9 +21,10 @@ struct FakeDevice {
   std::mutex mutex;
   std::set<uint8_t*> allocations;
   std::set<FakeStream*> streams;  // owned; freed by destroy, reset, shutdown
-  std::set<FakeComm*> comms;      // likewise
+  std::set<FakeComm*> comms;      // owned; freed by destroy, shutdown
 };
 void free_comms(FakeDevice& d);
+void abort_comms(FakeDevice& d);
 struct FakeBackend {
   FakeDevice devices[kDevices];
 };
@@ -135,7 +136,9 @@ xal_status_t f_reset(xal_bdevice_t* d) {
   fd->allocations.clear();
   for (auto* st : fd->streams) std::unique_ptr<FakeStream> owned(st);
   fd->streams.clear();
-  free_comms(*fd);
+  // Communicators outlive a reset, aborted (xal_backend.h, device_reset):
+  // their owner still destroys them.
+  abort_comms(*fd);
   ++g_resets;
   return XAL_SUCCESS;
 }
@@ -265,6 +268,9 @@ xal_status_t f_group_end(xal_backend_t*) {
     t_grouped.clear();
   }
   return XAL_SUCCESS;
+}
+void abort_comms(FakeDevice& d) {
+  for (auto* c : d.comms) c->aborted = true;
 }
 void free_comms(FakeDevice& d) {  // with d.mutex held or at shutdown
   for (auto* c : d.comms) std::unique_ptr<FakeComm> owned(c);

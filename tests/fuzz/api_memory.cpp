@@ -46,12 +46,18 @@ void Sequence::mem_alloc() {
   if (p.index < 0) return expect(s, refused(m_), "xal_mem_alloc");
   if (bytes == 0) return expect(s, XAL_ERROR_INVALID_ARGUMENT, "xal_mem_alloc(0)");
   Card& c = m_.cards[p.index];
+  if (bytes > (uint64_t{1} << 62))
+    return expect(s, XAL_ERROR_OUT_OF_MEMORY, "xal_mem_alloc larger than any card");
+  if (c.partitioned) return expect(s, XAL_ERROR_INVALID_ARGUMENT, "xal_mem_alloc on a split card");
   const bool past_limit = c.limit != 0 && (c.used + bytes < c.used || c.used + bytes > c.limit);
-  if (past_limit || bytes > kCardBytes || c.used + bytes > kCardBytes)
+  const uint64_t card_used = m_.card_used(static_cast<uint32_t>(p.index));
+  if (past_limit || bytes > kCardBytes || card_used + bytes > kCardBytes)
     return expect(s, XAL_ERROR_OUT_OF_MEMORY, "xal_mem_alloc past the card or limit");
-  // Within half the card the arena (best fit, 256-byte aligned) has room.
-  if (c.used + bytes <= kCardBytes / 2) expect(s, XAL_SUCCESS, "xal_mem_alloc");
-  if (s != XAL_SUCCESS) return expect(s, XAL_ERROR_OUT_OF_MEMORY, "xal_mem_alloc");
+  // Within half the card the arena (best fit, 256-byte aligned) has room;
+  // past that it may be too fragmented.
+  const bool fits = card_used + bytes <= kCardBytes / 2;
+  expect(s, fits || s == XAL_SUCCESS ? XAL_SUCCESS : XAL_ERROR_OUT_OF_MEMORY, "xal_mem_alloc");
+  if (s != XAL_SUCCESS) return;
   XAL_FUZZ_CHECK(ptr != 0 && ptr % 256 == 0, "an allocation not 256-byte aligned");
   XAL_FUZZ_CHECK(m_.holding(static_cast<uint32_t>(p.index), ptr, 1) == nullptr &&
                      m_.holding(static_cast<uint32_t>(p.index), ptr + bytes - 1, 1) == nullptr,
@@ -76,7 +82,7 @@ void Sequence::mem_free() {
   expect(s, p.index < 0 ? refused(m_) : a ? XAL_SUCCESS : XAL_ERROR_INVALID_ARGUMENT,
          "xal_mem_free");
   expect_detail(s, "xal_mem_free");
-  if (!a) return;
+  if (!a || s != XAL_SUCCESS) return;
   a->live = false;
   m_.cards[a->device].used -= a->size;
 }

@@ -42,7 +42,8 @@ inline Pick pick(Choices& in, const Model& m, const std::vector<Pick>& live,
 inline std::vector<Pick> live_cards(const Model& m) {
   std::vector<Pick> out;
   if (m.initialised)
-    for (uint32_t i = 0; i < kDevices; ++i) out.push_back({m.cards[i].handle, static_cast<int>(i)});
+    for (size_t i = 0; i < m.cards.size(); ++i)
+      if (m.cards[i].live) out.push_back({m.cards[i].handle, static_cast<int>(i)});
   return out;
 }
 inline std::vector<Pick> live_streams(const Model& m) {
@@ -57,6 +58,19 @@ inline std::vector<Pick> live_events(const Model& m) {
     if (m.events[i].live) out.push_back({m.events[i].handle, static_cast<int>(i)});
   return out;
 }
+inline std::vector<Pick> live_modules(const Model& m) {
+  std::vector<Pick> out;
+  for (size_t i = 0; i < m.modules.size(); ++i)
+    if (m.modules[i].live) out.push_back({m.modules[i].handle, static_cast<int>(i)});
+  return out;
+}
+inline std::vector<Pick> live_kernels(const Model& m) {
+  std::vector<Pick> out;
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    if (m.modules[m.kernels[i].module].live)
+      out.push_back({m.kernels[i].handle, static_cast<int>(i)});
+  return out;
+}
 inline Pick pick_card(Choices& in, const Model& m) {
   return pick(in, m, live_cards(m), live_streams(m));
 }
@@ -65,6 +79,12 @@ inline Pick pick_stream(Choices& in, const Model& m) {
 }
 inline Pick pick_event(Choices& in, const Model& m) {
   return pick(in, m, live_events(m), live_cards(m));
+}
+inline Pick pick_module(Choices& in, const Model& m) {
+  return pick(in, m, live_modules(m), live_events(m));
+}
+inline Pick pick_kernel(Choices& in, const Model& m) {
+  return pick(in, m, live_kernels(m), live_modules(m));
 }
 
 // A device range: mostly in a live allocation of `device`, else at the

@@ -1,32 +1,43 @@
 // Sequences of public ABI calls on two mock cards, decoded from the input:
 // init and shutdown (again and again), device queries, allocations of any
 // size (0, huge, past the card), frees, copies and memsets at any offset
-// and length, peer copies, streams and events, limits and resets, with
-// handles chosen from live, destroyed and forged ones. Every status is
-// checked against the shadow model (api_model.hpp) and the documented
-// statuses of xal.h, and every byte read back against the model.
+// and length, peer copies, streams and events, limits and resets, modules
+// and kernel launches, partitions, communicators on random subsets of the
+// devices with collectives, point-to-point, split and dup, with handles
+// chosen from live, destroyed and forged ones. Every status is checked
+// against the shadow model (api_model.hpp) and the documented statuses of
+// xal.h, and every byte read back against the model. An input that starts
+// with kFaultMode runs on fault:mock with a random plan (api_faults.cpp).
+// XAL_FUZZ_TRACE=1 prints each checked call and its status.
+#include <algorithm>
 #include <cstdlib>
 
 #include "api_sequence.hpp"
 
-#ifndef XAL_FUZZ_MOCK_PLUGIN
-#error "XAL_FUZZ_MOCK_PLUGIN (the mock plugin's path) must be defined"
+#if !defined(XAL_FUZZ_MOCK_PLUGIN) || !defined(XAL_FUZZ_PLUGIN_DIR)
+#error "XAL_FUZZ_MOCK_PLUGIN and XAL_FUZZ_PLUGIN_DIR (the mock plugin and its folder) must be defined"
 #endif
 
 namespace xal::fuzz {
 
 Sequence::~Sequence() {
+  fault_watch(false);
   if (m_.initialised) expect(xal_shutdown(), XAL_SUCCESS, "xal_shutdown at the end");
 }
 
 void Sequence::run(Choices& input) {
+  if (input.peek() == kFaultMode) {
+    Choices head = input.take(kStepBytes);
+    head.byte();
+    decode_plan(head);
+  }
   Choices none(nullptr, 0);
   in_ = &none;
   init();
   for (int steps = 0; steps < 200 && !input.done(); ++steps) {
     Choices choices = input.take(kStepBytes);
     in_ = &choices;
-    step(choices.byte() % 20);
+    step(choices.byte() % 32);
   }
 }
 
@@ -49,14 +60,26 @@ void Sequence::step(uint8_t op) {
     case 16: event_use(); break;
     case 17: limits(); break;
     case 18: device_sync(); break;
-    default: reset(); break;
+    case 19: reset(); break;
+    case 20: module_load(); break;
+    case 21: module_unload(); break;
+    case 22: kernel_get(); break;
+    case 23: case 24: kernel_launch(); break;
+    case 25: partition(); break;
+    case 26: unpartition(); break;
+    case 27: comm_create(); break;
+    case 28: comm_destroy(); break;
+    case 29: collective(); break;
+    case 30: comm_misuse(); break;
+    default: fault_control(); break;
   }
 }
 
 void Sequence::init() {
   xal_init_options_t o{};
   o.struct_size = sizeof o;
-  o.backends = XAL_FUZZ_MOCK_PLUGIN;
+  o.backends = faults_ ? "fault:mock" : XAL_FUZZ_MOCK_PLUGIN;
+  o.backend_path = XAL_FUZZ_PLUGIN_DIR;
   o.validation = 1;
   const xal_status_t s = xal_init(&o);
   expect(s, m_.initialised ? XAL_ERROR_INVALID_ARGUMENT : XAL_SUCCESS, "xal_init");
@@ -66,20 +89,21 @@ void Sequence::init() {
   uint32_t n = 0;
   expect(xal_device_count(&n), XAL_SUCCESS, "xal_device_count");
   XAL_FUZZ_CHECK(n == kDevices, "xal_device_count gave " + std::to_string(n));
-  for (uint32_t i = 0; i < kDevices; ++i) {
-    m_.cards[i] = Card{};
+  m_.cards.assign(kDevices, Card{});
+  for (uint32_t i = 0; i < kDevices; ++i)
     expect(xal_device_get(i, &m_.cards[i].handle), XAL_SUCCESS, "xal_device_get");
-  }
+  if (faults_) load_plan();
   // A stream per card to start with.
   for (uint32_t i = 0; i < kDevices; ++i) {
     xal_stream_t st = nullptr;
-    expect(xal_stream_create(m_.cards[i].handle, XAL_STREAM_DEFAULT, &st), XAL_SUCCESS,
-           "xal_stream_create");
-    m_.streams.push_back({i, st});
+    const xal_status_t c = xal_stream_create(m_.cards[i].handle, XAL_STREAM_DEFAULT, &st);
+    expect(c, XAL_SUCCESS, "xal_stream_create");
+    if (c == XAL_SUCCESS) m_.streams.push_back({i, st});
   }
 }
 
 void Sequence::shutdown() {
+  fault_watch(false);  // shutdown succeeds whatever its teardown calls return
   const xal_status_t s = xal_shutdown();
   expect(s, m_.initialised ? XAL_SUCCESS : XAL_ERROR_NOT_INITIALIZED, "xal_shutdown");
   expect_detail(s, "xal_shutdown");
@@ -89,15 +113,34 @@ void Sequence::shutdown() {
   for (Alloc& a : m_.allocs) a.live = false;
   for (Stream& st : m_.streams) forget(st);
   for (Event& e : m_.events) forget(e);
+  for (Module& mod : m_.modules) forget(mod);
+  for (CommSet& set : m_.comms)
+    for (size_t r = 0; r < set.comms.size(); ++r)
+      if (set.live[r]) {
+        set.live[r] = false;
+        retire(set.comms[r]);
+      }
+  m_.cards.clear();
 }
 
 void Sequence::device_queries() {
-  const uint32_t index = static_cast<uint32_t>(in_->below(4));
+  const uint32_t index = static_cast<uint32_t>(in_->below(8));
   xal_device_t d = nullptr;
   const xal_status_t g = xal_device_get(index, &d);
+  const uint32_t count = m_.initialised ? m_.device_count() : 0;
   expect(g, !m_.initialised ? XAL_ERROR_NOT_INITIALIZED
-            : index < kDevices ? XAL_SUCCESS : XAL_ERROR_INVALID_ARGUMENT,
+            : index < count ? XAL_SUCCESS : XAL_ERROR_INVALID_ARGUMENT,
          "xal_device_get");
+  if (g == XAL_SUCCESS)
+    for (size_t k = 0; k < m_.cards.size(); ++k)
+      if (m_.cards[k].live && m_.global_index(k) == index)
+        XAL_FUZZ_CHECK(d == m_.cards[k].handle, "xal_device_get gave another device's handle");
+  if (m_.initialised) {
+    uint32_t n = 0;
+    expect(xal_device_count(&n), XAL_SUCCESS, "xal_device_count");
+    XAL_FUZZ_CHECK(n == count, "xal_device_count gave " + std::to_string(n) + ", the model " +
+                                   std::to_string(count));
+  }
   const Pick p = pick_card(*in_, m_);
   xal_device_properties_t props{};
   const bool too_small = in_->byte() % 4 == 0;  // a struct_size below every version
@@ -107,8 +150,13 @@ void Sequence::device_queries() {
                             : too_small ? XAL_ERROR_INVALID_ARGUMENT : XAL_SUCCESS;
   expect(s, want, "xal_device_get_properties");
   expect_detail(s, "xal_device_get_properties");
-  if (s == XAL_SUCCESS)
-    XAL_FUZZ_CHECK(props.memory_bytes == kCardBytes, "a card of another size");
+  if (s != XAL_SUCCESS) return;
+  const Card& c = m_.cards[p.index];
+  XAL_FUZZ_CHECK(props.memory_bytes == c.bytes, "a device of another size");
+  XAL_FUZZ_CHECK(props.parent_index == (c.partition() ? static_cast<int32_t>(c.parent) : -1),
+                 "parent_index is " + std::to_string(props.parent_index));
+  XAL_FUZZ_CHECK(((props.capabilities & XAL_DEVICE_CAP_PARTITION) != 0) == c.partition(),
+                 "XAL_DEVICE_CAP_PARTITION on a whole card, or not on a partition");
 }
 
 void Sequence::device_sync() {
@@ -121,26 +169,43 @@ void Sequence::device_sync() {
         synced(i);
 }
 
-// Reset: every allocation, stream and event of the card goes.
+// Reset of a card: every allocation, stream, event and module of it and of
+// its partitions goes, its communicators are aborted. A partition refuses.
 void Sequence::reset() {
   device_sync_all();
   const Pick p = pick_card(*in_, m_);
+  const bool part = p.index >= 0 && m_.cards[p.index].partition();
   const xal_status_t s = xal_device_reset(static_cast<xal_device_t>(p.handle));
-  expect(s, p.index < 0 ? refused(m_) : XAL_SUCCESS, "xal_device_reset");
+  expect(s, p.index < 0 ? refused(m_) : part ? XAL_ERROR_NOT_SUPPORTED : XAL_SUCCESS,
+         "xal_device_reset");
+  expect_detail(s, "xal_device_reset");
   if (s != XAL_SUCCESS) return;
   const auto dev = static_cast<uint32_t>(p.index);
+  for (CommSet& set : m_.comms)
+    for (uint32_t slot : set.devices)
+      if (m_.card_of(slot) == dev) set.aborted = true;
+  for (size_t k = 0; k < m_.cards.size(); ++k)
+    if (m_.cards[k].live && m_.card_of(static_cast<uint32_t>(k)) == dev)
+      release_objects(static_cast<uint32_t>(k));
+}
+
+// The allocations, streams, events and modules of `slot` are gone.
+void Sequence::release_objects(uint32_t slot) {
   for (Alloc& a : m_.allocs)
-    if (a.device == dev) a.live = false;
+    if (a.device == slot) a.live = false;
   for (Stream& st : m_.streams)
-    if (st.device == dev) forget(st);
+    if (st.device == slot) forget(st);
   for (Event& e : m_.events)
-    if (e.device == dev) forget(e);
-  m_.cards[dev].used = 0;
+    if (e.device == slot) forget(e);
+  for (Module& mod : m_.modules)
+    if (mod.device == slot) forget(mod);
+  m_.cards[slot].used = 0;
 }
 
 void Sequence::limits() {
   const Pick p = pick_card(*in_, m_);
   const uint64_t used = p.index < 0 ? 0 : m_.cards[p.index].used;
+  const bool part = p.index >= 0 && m_.cards[p.index].partition();
   uint64_t limit = 0;
   switch (in_->byte() % 6) {
     case 0: limit = 0; break;
@@ -152,17 +217,22 @@ void Sequence::limits() {
   }
   const auto d = static_cast<xal_device_t>(p.handle);
   const xal_status_t s = xal_device_set_memory_limit(d, limit);
-  const bool over = limit != 0 && used > limit;
-  expect(s, p.index < 0 ? refused(m_) : over ? XAL_ERROR_OUT_OF_MEMORY : XAL_SUCCESS,
+  // A partition's limit is at most its size; 0 sets it back to its size.
+  const bool past = part && limit > m_.cards[p.index].bytes;
+  const uint64_t effective = part && limit == 0 ? m_.cards[p.index].bytes : limit;
+  const bool over = effective != 0 && used > effective;
+  expect(s, p.index < 0 ? refused(m_)
+            : past ? XAL_ERROR_INVALID_ARGUMENT
+            : over ? XAL_ERROR_OUT_OF_MEMORY : XAL_SUCCESS,
          "xal_device_set_memory_limit");
   expect_detail(s, "xal_device_set_memory_limit");
-  if (s == XAL_SUCCESS) m_.cards[p.index].limit = limit;
+  if (s == XAL_SUCCESS) m_.cards[p.index].limit = effective;
   uint64_t free_bytes = 0, total = 0;
   const xal_status_t i = xal_mem_get_info(d, &free_bytes, &total);
   expect(i, p.index < 0 ? refused(m_) : XAL_SUCCESS, "xal_mem_get_info");
   if (i != XAL_SUCCESS) return;
   const Card& c = m_.cards[p.index];
-  XAL_FUZZ_CHECK(total == (c.limit ? c.limit : kCardBytes), "xal_mem_get_info: wrong total");
+  XAL_FUZZ_CHECK(total == (c.limit ? c.limit : c.bytes), "xal_mem_get_info: wrong total");
   XAL_FUZZ_CHECK(free_bytes <= total && free_bytes <= total - std::min(total, c.used),
                  "xal_mem_get_info: more free than the model leaves");
 }
@@ -185,6 +255,15 @@ void Sequence::forget(Event& e) {
   if (!e.live) return;
   e.live = false;
   retire(e.handle);
+}
+
+void Sequence::forget(Module& mod) {
+  if (!mod.live) return;
+  mod.live = false;
+  retire(mod.handle);
+  const auto index = static_cast<size_t>(&mod - m_.modules.data());
+  for (const Kernel& k : m_.kernels)
+    if (k.module == index) retire(k.handle);
 }
 
 // The stream's queued work is done.

@@ -1,12 +1,14 @@
 // The API-sequence target's driver: decodes steps from the input and makes
 // the public calls they name, each checked against the shadow model
 // (api_model.hpp). Steps are in api_sequence.cpp (init, devices, limits),
-// api_memory.cpp (allocations, copies) and api_streams.cpp.
+// api_memory.cpp (allocations, copies), api_streams.cpp, api_modules.cpp,
+// api_partitions.cpp, api_comms.cpp and api_faults.cpp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 
 #include "api_model.hpp"
 #include "api_picks.hpp"
@@ -17,6 +19,10 @@ namespace xal::fuzz {
 // then its choices (past the step's end every choice is 0, an ordinary
 // valid one), so that a mutation of one step leaves the others as they were.
 inline constexpr size_t kStepBytes = 32;
+
+// An input whose first byte is kFaultMode runs on fault:mock: the rest of
+// that first step encodes a random fault plan (api_faults.cpp).
+inline constexpr uint8_t kFaultMode = 0xFA;
 
 class Sequence {
  public:
@@ -53,16 +59,42 @@ class Sequence {
   void event_destroy();
   void event_use();
 
+  // api_modules.cpp: modules of the mock's built-in kernels, launches.
+  void module_load();
+  void module_unload();
+  void kernel_get();
+  void kernel_launch();
+
+  // api_partitions.cpp
+  void partition();
+  void unpartition();
+
+  // api_comms.cpp: communicators on subsets of the devices, collectives.
+  void comm_create();
+  void comm_destroy();
+  void collective();
+  void split(size_t set_index);
+  void comm_misuse();
+
+  // api_faults.cpp: the plan of a fault-mode input, its control calls.
+  void decode_plan(Choices& head);
+  void load_plan();
+  void fault_control();
+
   // Bookkeeping (api_sequence.cpp): destroyed handles, finished work.
   void retire(void* handle);
   void forget(Stream& st);
   void forget(Event& e);
+  void forget(Module& mod);
+  void release_objects(uint32_t slot);
   void synced(size_t s);
   void synced_call(size_t s);
   void device_sync_all();
 
   Choices* in_ = nullptr;
   Model m_;
+  bool faults_ = false;  // fault mode: xal_init loads fault:mock, then plan_
+  std::string plan_;
 };
 
 }  // namespace xal::fuzz

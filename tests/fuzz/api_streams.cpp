@@ -12,7 +12,9 @@ void Sequence::stream_create() {
   const uint32_t flags = in_->byte() % 4 == 0 ? 0x80u : XAL_STREAM_NON_BLOCKING;
   xal_stream_t st = nullptr;
   const xal_status_t s = xal_stream_create(static_cast<xal_device_t>(p.handle), flags, &st);
-  expect(s, p.index < 0 ? refused(m_) : flags == 0x80u ? XAL_ERROR_INVALID_ARGUMENT : XAL_SUCCESS,
+  const bool split = p.index >= 0 && m_.cards[p.index].partitioned;
+  expect(s, p.index < 0 ? refused(m_)
+            : flags == 0x80u || split ? XAL_ERROR_INVALID_ARGUMENT : XAL_SUCCESS,
          "xal_stream_create");
   expect_detail(s, "xal_stream_create");
   if (s == XAL_SUCCESS) m_.streams.push_back({static_cast<uint32_t>(p.index), st});

@@ -135,7 +135,9 @@ struct xal_backend_table_t {
   xal_status_t (*device_get_properties)(xal_bdevice_t* device,
                                         xal_device_properties_t* out);
   xal_status_t (*device_synchronize)(xal_bdevice_t* device);
-  /* Optional (NOT_SUPPORTED). */
+  /* Optional (NOT_SUPPORTED). The core has released the device's streams,
+   * events and modules and aborted its communicators first; communicators
+   * outlive the reset until comm_destroy. */
   xal_status_t (*device_reset)(xal_bdevice_t* device);
   /* Optional: NULL gives XAL_HEALTH_OK. */
   xal_status_t (*device_get_health)(xal_bdevice_t* device,
