@@ -104,7 +104,6 @@ struct FaultComm {
   uint32_t rank = 0;
   uint32_t size = 1;
   uint32_t timeout_ms = 0;
-  std::atomic<bool> dead{false};
 };
 
 // A set of owned wrappers, keyed by address. Thread-safe.

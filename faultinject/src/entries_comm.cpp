@@ -160,7 +160,7 @@ xal_status_t fault_comm_abort(xal_bcomm_t* comm) {
     const auto s =
         b->before(Op::comm_abort, c->device, nullptr, std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
-    if (c->dead.load() || b->t.comm_abort == nullptr) return XAL_SUCCESS;
+    if (b->t.comm_abort == nullptr) return XAL_SUCCESS;
     return b->t.comm_abort(c->target);
   });
 }
@@ -170,7 +170,6 @@ xal_status_t fault_comm_get_async_error(xal_bcomm_t* comm,
   FaultComm* c = as_fault(comm);
   FaultBackend* b = c->device->backend;
   return guarded(FaultEntry{b}, "comm_get_async_error", [&] {
-    if (c->dead.load()) return dead(b, "communicator");
     const auto s = b->before(Op::comm_get_async_error, c->device, nullptr,
                              std::nullopt, 0, nullptr);
     if (s != XAL_SUCCESS) return s;
@@ -246,7 +245,6 @@ xal_status_t collective(Op op, FaultComm* c, xal_bstream_t* stream,
   const CommCall call_comm{c->timeout_ms, c->group.get(),
                            c->group->aborts.load(std::memory_order_acquire)};
   return guarded(FaultEntry{b}, op_name(op).data(), [&] {
-    if (c->dead.load()) return dead(b, "communicator");
     if (w->dead.load()) return dead(b, "stream");
     const uint64_t bytes = out_elems * dtype_size(dtype);
     std::optional<Decision> flip;
