@@ -2,7 +2,7 @@
 // the public calls they name, each checked against the shadow model
 // (api_model.hpp). Steps are in api_sequence.cpp (init, devices, limits),
 // api_memory.cpp (allocations, copies), api_streams.cpp, api_modules.cpp,
-// api_partitions.cpp, api_comms.cpp and api_faults.cpp.
+// api_partitions.cpp, api_comms.cpp, api_collectives.cpp and api_faults.cpp.
 #pragma once
 
 #include <cstddef>
@@ -69,12 +69,14 @@ class Sequence {
   void partition();
   void unpartition();
 
-  // api_comms.cpp: communicators on subsets of the devices, collectives.
+  // api_comms.cpp: communicators on subsets of the devices, split, misuse.
   void comm_create();
   void comm_destroy();
-  void collective();
   void split(size_t set_index);
   void comm_misuse();
+
+  // api_collectives.cpp
+  void collective();
 
   // api_faults.cpp: the plan of a fault-mode input, its control calls.
   void decode_plan(Choices& head);
