@@ -10,7 +10,6 @@
 
 #include "api_sequence.hpp"
 
-
 namespace xal::fuzz {
 namespace {
 

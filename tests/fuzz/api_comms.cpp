@@ -4,12 +4,10 @@
 // streams, bad dtypes, ops, roots and ranges, dead handles) refused
 // before anything is queued. Their collectives: api_collectives.cpp.
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "api_sequence.hpp"
-
 
 namespace xal::fuzz {
 
