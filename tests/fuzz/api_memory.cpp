@@ -84,7 +84,7 @@ void Sequence::mem_free() {
   expect_detail(s, "xal_mem_free");
   if (!a || s != XAL_SUCCESS) return;
   a->live = false;
-  m_.cards[a->device].used -= a->size;
+  if (!a->imported) m_.cards[a->device].used -= a->size;
 }
 
 // Before queueing on stream `s` work on `a`, work of another stream on it

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ struct Alloc {
   int pending = -1;            // stream with queued work on it, -1: none
   std::vector<uint8_t> bytes;  // the modelled content (size <= kTracked)
   std::vector<uint8_t> known;  // 1 where the content is known
+  bool imported = false;       // xal_mem_import of host memory: no quota
   bool tracked() const { return !bytes.empty(); }
 };
 
@@ -71,6 +73,8 @@ struct Stream {
   xal_stream_t handle;
   bool live = true;
   std::vector<std::vector<uint8_t>> staged;  // sources of queued htod copies
+  bool imported = false;  // a wrapper of another's native stream (xal_stream_import)
+  uint64_t native = 0;    // the native stream (xal_handle_get_native), 0: not asked
 };
 
 struct Event {
@@ -126,6 +130,10 @@ struct Model {
   std::vector<Kernel> kernels;
   std::vector<CommSet> comms;
   std::vector<void*> stale;  // handles of every kind that are no longer live
+  // Host memory of imports and registrations: kept until the sequence ends
+  // (an import's memory must outlive it, as its owner's would).
+  std::vector<std::unique_ptr<std::vector<uint8_t>>> host;
+  std::vector<std::pair<const uint8_t*, uint64_t>> registered;  // xal_host_register
 
   // xal's global index of the device in `slot`: the cards, then the live
   // partitions in the order they were made.

@@ -18,9 +18,7 @@ void Sequence::partition() {
     for (size_t i = 0; i < m_.streams.size(); ++i)
       if (m_.streams[i].live && m_.streams[i].device == slot) {
         synced_call(i);
-        const xal_status_t s = xal_stream_destroy(m_.streams[i].handle);
-        expect(s, XAL_SUCCESS, "xal_stream_destroy");
-        if (s == XAL_SUCCESS) forget(m_.streams[i]);
+        destroy_stream(i);
       }
     for (Alloc& a : m_.allocs)
       if (a.live && a.device == slot) {
@@ -29,7 +27,7 @@ void Sequence::partition() {
         expect(s, XAL_SUCCESS, "xal_mem_free");
         if (s != XAL_SUCCESS) continue;
         a.live = false;
-        m_.cards[slot].used -= a.size;
+        if (!a.imported) m_.cards[slot].used -= a.size;
       }
   }
   // 1-4 descriptors (or none, or 65: past the most); sizes of a few MiB,
@@ -98,11 +96,10 @@ void Sequence::unpartition() {
           if (a.live && a.device == slot &&
               xal_mem_free(m_.cards[slot].handle, a.ptr) == XAL_SUCCESS) {
             a.live = false;
-            m_.cards[slot].used -= a.size;
+            if (!a.imported) m_.cards[slot].used -= a.size;
           }
-        for (Stream& st : m_.streams)
-          if (st.live && st.device == slot && xal_stream_destroy(st.handle) == XAL_SUCCESS)
-            forget(st);
+        for (size_t i = 0; i < m_.streams.size(); ++i)
+          if (m_.streams[i].live && m_.streams[i].device == slot) destroy_stream(i);
         for (Event& e : m_.events)
           if (e.live && e.device == slot && xal_event_destroy(e.handle) == XAL_SUCCESS) forget(e);
         for (Module& mod : m_.modules)

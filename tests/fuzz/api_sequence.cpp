@@ -37,7 +37,7 @@ void Sequence::run(Choices& input) {
   for (int steps = 0; steps < 200 && !input.done(); ++steps) {
     Choices choices = input.take(kStepBytes);
     in_ = &choices;
-    step(choices.byte() % 32);
+    step(choices.byte() % 36);
   }
 }
 
@@ -71,7 +71,11 @@ void Sequence::step(uint8_t op) {
     case 28: comm_destroy(); break;
     case 29: collective(); break;
     case 30: comm_misuse(); break;
-    default: fault_control(); break;
+    case 31: fault_control(); break;
+    case 32: mem_import(); break;
+    case 33: stream_import(); break;
+    case 34: host_register(); break;
+    default: ipc_handles(); break;
   }
 }
 
@@ -121,6 +125,7 @@ void Sequence::shutdown() {
         retire(set.comms[r]);
       }
   m_.cards.clear();
+  m_.registered.clear();
 }
 
 void Sequence::device_queries() {

@@ -58,6 +58,14 @@ class Sequence {
   void event_create();
   void event_destroy();
   void event_use();
+  bool destroy_stream(size_t i);
+
+  // api_interop.cpp: imported host memory and streams, registered host
+  // memory, IPC handles (in one process: made, refused when opened here).
+  void mem_import();
+  void stream_import();
+  void host_register();
+  void ipc_handles();
 
   // api_modules.cpp: modules of the mock's built-in kernels, launches.
   void module_load();

@@ -22,9 +22,25 @@ void Sequence::stream_create() {
 
 void Sequence::stream_destroy() {
   const Pick p = pick_stream(*in_, m_);
+  if (p.index >= 0) return (void)destroy_stream(static_cast<size_t>(p.index));
   const xal_status_t s = xal_stream_destroy(static_cast<xal_stream_t>(p.handle));
-  expect(s, p.index < 0 ? refused(m_) : XAL_SUCCESS, "xal_stream_destroy");
-  if (s == XAL_SUCCESS) forget(m_.streams[p.index]);
+  expect(s, refused(m_), "xal_stream_destroy");
+}
+
+// A stream's imported wrappers go first: their native stream ends with it,
+// as a framework's would (xal_stream_import).
+bool Sequence::destroy_stream(size_t i) {
+  if (!m_.streams[i].live) return true;
+  if (!m_.streams[i].imported && m_.streams[i].native != 0)
+    for (size_t k = 0; k < m_.streams.size(); ++k)
+      if (k != i && m_.streams[k].live && m_.streams[k].imported &&
+          m_.streams[k].native == m_.streams[i].native && !destroy_stream(k))
+        return false;
+  const xal_status_t s = xal_stream_destroy(m_.streams[i].handle);
+  expect(s, XAL_SUCCESS, "xal_stream_destroy");
+  if (s != XAL_SUCCESS) return false;
+  forget(m_.streams[i]);
+  return true;
 }
 
 void Sequence::stream_wait() {
