@@ -56,7 +56,9 @@ void Sequence::module_unload() {
   const xal_status_t s = xal_module_unload(static_cast<xal_module_t>(p.handle));
   expect(s, p.index < 0 ? refused(m_) : XAL_SUCCESS, "xal_module_unload");
   expect_detail(s, "xal_module_unload");
-  if (s == XAL_SUCCESS) {
+  // A live module is released even when the backend's unload fails (an
+  // injected error included): the core forgets it (xal_backend.h).
+  if (p.index >= 0) {
     // Its kernels may still be running: a program waits before reusing
     // what they wrote, the model as well.
     device_sync_all();
