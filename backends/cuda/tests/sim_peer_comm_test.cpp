@@ -6,9 +6,11 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm_fixture.h"
@@ -117,7 +119,12 @@ TEST_F(CudaPeerComm, StreamWithoutAHostFunctionThreadIsRefused) {
   table_->mem_free(dev0_, a);
 }
 
-void noop(void*) {}
+// A host function that holds its stream until `*released`: what is
+// queued behind it cannot be reached by the driver before the test lets it.
+void hold_until(void* released) {
+  auto* flag = static_cast<std::atomic<bool>*>(released);
+  while (!flag->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 
 // A part whose stream could not wait for xal's thread after it was queued
 // (cuStreamWaitValue32 failed): the driver calls it on its own thread,
@@ -130,12 +137,17 @@ TEST_F(CudaPeerComm, PartOnTheDriversThreadBreaksTheCommunicator) {
   ASSERT_EQ(table_->allreduce(comms_[1], b, b, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream1_),
             XAL_SUCCESS);
   // stream0_'s thread exists; the wait behind the next host function fails.
-  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, noop, nullptr), XAL_SUCCESS);
+  // The stream is held until the allreduce has been queued: else the
+  // driver may reach its part before the failed wait marks it as the
+  // driver's to run (xal's thread then runs it, and nothing breaks).
+  std::atomic<bool> released{false};
+  ASSERT_EQ(table_->stream_enqueue_host_func(stream0_, hold_until, &released), XAL_SUCCESS);
   {
     const ScopedEnv fail("XALSIM_CUDA_FAIL", "cuStreamWaitValue32=801");
     EXPECT_EQ(table_->allreduce(comms_[0], a, a, 16, XAL_DTYPE_F32, XAL_OP_SUM, stream0_),
               XAL_SUCCESS);
   }
+  released = true;
   {
     const Watchdog watchdog("the ranks' streams", std::chrono::seconds(30));
     EXPECT_EQ(table_->stream_synchronize(stream0_), XAL_SUCCESS);
