@@ -263,16 +263,19 @@ CUresult sim_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* user) {
   XALSIM_INJECT("cuLaunchHostFunc");
   XALSIM_CONTEXT();
   if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  return submit(s, [ctx, fn, user] {
+  // The real driver may run the host functions of a context's streams one
+  // at a time on one thread ("may be serialized"): with
+  // XALSIM_CUDA_SERIAL_HOST_FUNCS set, so does the simulation, and a host
+  // function that waits for another stream's then waits forever. Read at
+  // launch, on the caller's thread: a getenv on the stream's thread could
+  // race with a test's setenv.
+  const bool serial = std::getenv("XALSIM_CUDA_SERIAL_HOST_FUNCS") != nullptr;
+  return submit(s, [ctx, fn, user, serial] {
     // As the real driver's: "the function will not be called in the event
     // of an error in the CUDA context" (cuLaunchHostFunc).
     if (const CUresult sticky = ctx->sticky.load(); sticky != CUDA_SUCCESS) return sticky;
-    // The real driver may run the host functions of a context's streams one
-    // at a time on one thread ("may be serialized"): with
-    // XALSIM_CUDA_SERIAL_HOST_FUNCS set, so does the simulation, and a host
-    // function that waits for another stream's then waits forever.
     std::unique_lock<std::mutex> lock(ctx->host_function_mutex, std::defer_lock);
-    if (std::getenv("XALSIM_CUDA_SERIAL_HOST_FUNCS") != nullptr) lock.lock();
+    if (serial) lock.lock();
     in_host_function = true;
     fn(user);
     in_host_function = false;
