@@ -67,17 +67,13 @@ void Sequence::comm_create() {
 }
 
 void Sequence::comm_destroy() {
-  std::vector<Pick> live;
-  for (size_t i = 0; i < m_.comms.size(); ++i)
-    for (size_t r = 0; r < m_.comms[i].comms.size(); ++r)
-      if (m_.comms[i].live[r]) live.push_back({m_.comms[i].comms[r], static_cast<int>(i * 8 + r)});
-  const Pick p = pick(*in_, m_, live, live_streams(m_));
+  const Pick p = pick(*in_, m_, live_comms(m_), live_streams(m_));
   const xal_status_t s = xal_comm_destroy(static_cast<xal_comm_t>(p.handle));
   expect(s, p.index < 0 ? refused(m_) : XAL_SUCCESS, "xal_comm_destroy");
   expect_detail(s, "xal_comm_destroy");
   if (p.index < 0) return;  // a live one is gone whatever the backend said
-  CommSet& set = m_.comms[static_cast<size_t>(p.index) / 8];
-  set.live[static_cast<size_t>(p.index) % 8] = false;
+  CommSet& set = m_.comms[static_cast<size_t>(p.index) / kRanksPerSet];
+  set.live[static_cast<size_t>(p.index) % kRanksPerSet] = false;
   retire(p.handle);
 }
 
@@ -136,14 +132,10 @@ void Sequence::split(size_t set_index) {
 // a stream of another device, dtypes, ops and roots out of range, ranges
 // past an allocation; the communicator's queries; abort.
 void Sequence::comm_misuse() {
-  std::vector<Pick> live;
-  for (size_t i = 0; i < m_.comms.size(); ++i)
-    for (size_t r = 0; r < m_.comms[i].comms.size(); ++r)
-      if (m_.comms[i].live[r]) live.push_back({m_.comms[i].comms[r], static_cast<int>(i * 8 + r)});
-  const Pick p = pick(*in_, m_, live, live_events(m_));
+  const Pick p = pick(*in_, m_, live_comms(m_), live_events(m_));
   const auto comm = static_cast<xal_comm_t>(p.handle);
-  CommSet* set = p.index < 0 ? nullptr : &m_.comms[static_cast<size_t>(p.index) / 8];
-  const size_t rank = p.index < 0 ? 0 : static_cast<size_t>(p.index) % 8;
+  CommSet* set = p.index < 0 ? nullptr : &m_.comms[static_cast<size_t>(p.index) / kRanksPerSet];
+  const size_t rank = p.index < 0 ? 0 : static_cast<size_t>(p.index) % kRanksPerSet;
   const uint32_t slot = set ? set->devices[rank] : 0;
   const Pick sp = pick_stream(*in_, m_);
   const uint8_t c = in_->byte() % 8;

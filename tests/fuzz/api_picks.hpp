@@ -71,6 +71,16 @@ inline std::vector<Pick> live_kernels(const Model& m) {
       out.push_back({m.kernels[i].handle, static_cast<int>(i)});
   return out;
 }
+// Live communicators; a Pick's index is set * kRanksPerSet + rank.
+inline constexpr size_t kRanksPerSet = 8;
+inline std::vector<Pick> live_comms(const Model& m) {
+  std::vector<Pick> out;
+  for (size_t i = 0; i < m.comms.size(); ++i)
+    for (size_t r = 0; r < m.comms[i].comms.size(); ++r)
+      if (m.comms[i].live[r])
+        out.push_back({m.comms[i].comms[r], static_cast<int>(i * kRanksPerSet + r)});
+  return out;
+}
 inline Pick pick_card(Choices& in, const Model& m) {
   return pick(in, m, live_cards(m), live_streams(m));
 }
