@@ -22,7 +22,7 @@ namespace xal_mpi_test {
 
 namespace {
 
-constexpr size_t kBig = size_t{4} << 20;
+constexpr size_t kBig = size_t{8} << 20;
 
 // Mappings of mock device memory in this process (its own cards' and
 // those opened from other processes).
@@ -193,8 +193,10 @@ void run_p2p_direct(Job& job) {
   }
   const size_t maps1 = arena_maps();
   uint32_t salt = 0;
+  // From 4 MiB the receiver copies with streaming stores (stream_copy.hpp):
+  // sizes on both sides of it, at odd offsets.
   for (size_t bytes : {size_t{256} << 10, (size_t{256} << 10) + 1, (size_t{1} << 20) + 3, (size_t{3} << 20) + 7,
-                       size_t{100}})
+                       (size_t{4} << 20) - 1, (size_t{4} << 20) + 5, (size_t{5} << 20) + 1, size_t{100}})
     for (size_t off : {size_t{0}, size_t{1}, size_t{4099}}) ring(s, bytes, off, (off * 3) % 4096, ++salt);
   // Every process receives from another one in the ring.
   const size_t maps2 = arena_maps();

@@ -10,6 +10,7 @@
 #include "../error.hpp"
 #include "../handles.hpp"
 #include "transport_host.hpp"
+#include "xal_common/stream_copy.hpp"
 
 namespace xal::core {
 
@@ -73,25 +74,15 @@ bool export_allocation(const DirectEnd& e, Descriptor* d) {
   return true;
 }
 
-// The receiver's copy out of the mapping. The peer process copies its own
+// The receiver's copy out of the mapping: common::stream_copy, with
+// streaming stores from 4 MiB (a message that large is not in the caches,
+// and stores that skip reading the destination first move a third less
+// memory traffic). It stays on this thread: the peer process copies its own
 // receives at the same time (a sendrecv, an alltoallv), so the cores are
-// busy: the copy is split over cores only from kParallelCopyBytes (on 2
-// cores with 2 and 4 processes, 8 and 16 MiB took 10 to 25% less time on
-// the receiving thread alone, 64 MiB 5 to 15% less split), in 1 MiB pieces
-// either way (a single 64 MiB memcpy, non-temporal in glibc, ran at about
-// half the speed of 1 MiB pieces there). Thread-safe.
-constexpr size_t kParallelCopyBytes = size_t{32} << 20;
-constexpr size_t kPieceBytes = size_t{1} << 20;
-
+// busy already (docs/PERFORMANCE.md, "Point-to-point and v-collectives":
+// split over the cores it took more time). Thread-safe.
 void copy_out(void* dst, const std::byte* src, size_t bytes) {
-  if (bytes >= kParallelCopyBytes) {
-    void* to[] = {dst};
-    parallel_copy(to, src, bytes);
-    return;
-  }
-  auto* out = static_cast<std::byte*>(dst);
-  for (size_t at = 0; at < bytes; at += kPieceBytes)
-    std::memcpy(out + at, src + at, std::min(kPieceBytes, bytes - at));
+  common::stream_copy(dst, src, bytes);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <tbb/parallel_for.h>
 
 #include "xal_common/reduce.hpp"
+#include "xal_common/stream_copy.hpp"
 
 namespace xal::core {
 
@@ -56,13 +57,17 @@ void parallel_copy(std::span<void* const> dsts, const void* src, size_t bytes) {
     for (void* d : to) std::memmove(d, src, bytes);
     return;
   }
-  // Task k copies slice k % slices to destination k / slices.
+  // Task k copies slice k % slices to destination k / slices; a copy from
+  // common::kStreamCopyMinBytes takes streaming stores (stream_copy.hpp).
+  const bool streaming = bytes >= common::kStreamCopyMinBytes;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices * to.size()),
                     [&](const tbb::blocked_range<size_t>& r) {
                       for (size_t k = r.begin(); k != r.end(); ++k) {
                         const size_t off = (k % slices) * kCopySliceBytes;
-                        std::memcpy(advance(to[k / slices], off), advance(src, off),
-                                    std::min(kCopySliceBytes, bytes - off));
+                        void* dst = advance(to[k / slices], off);
+                        const size_t n = std::min(kCopySliceBytes, bytes - off);
+                        if (streaming) common::stream_copy_large(dst, advance(src, off), n);
+                        else std::memcpy(dst, advance(src, off), n);
                       }
                     });
 }

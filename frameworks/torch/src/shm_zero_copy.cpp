@@ -15,6 +15,7 @@
 #include "shm_layout.hpp"
 #include "shm_transport.hpp"
 #include "xal_common/reduce.hpp"
+#include "xal_common/stream_copy.hpp"
 
 namespace xal::torch_backend {
 
@@ -76,12 +77,17 @@ xal_status_t ShmTransport::zero_copy_allreduce(const void* send, void* recv, siz
     void* dst[] = {buf[rank_] + start * es};
     common::reduce(dtype, op, dst, srcs, n, 1);
   };
+  // The others' results come with streaming stores when the call is large
+  // (stream_copy.hpp): nothing here reads them again before the call
+  // returns, and the stores skip reading this buffer's lines first.
+  const bool streaming = count * es >= common::kStreamCopyMinBytes;
   auto copy_round = [&](size_t k) {
     for (uint32_t q = 0; q < size_; ++q) {
       if (q == rank_) continue;
       size_t start = 0, n = 0;
       share(k, q, &start, &n);
-      std::memcpy(buf[rank_] + start * es, buf[q] + start * es, n * es);
+      if (streaming) common::stream_copy_large(buf[rank_] + start * es, buf[q] + start * es, n * es);
+      else std::memcpy(buf[rank_] + start * es, buf[q] + start * es, n * es);
     }
   };
   reduce_round(0);
