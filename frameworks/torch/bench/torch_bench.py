@@ -81,9 +81,12 @@ def rank_main(rank: int, world: int, store: str, sizes_mib: list[int], steps: in
         xal_torch.use_shared_tensors()
         ts = torch.ones(n)
         xal_torch.use_shared_tensors(False)
+        tg = torch.ones(n)
         src, dst = torch.ones(n), torch.empty(n)
         dst.copy_(src)
-        tensor = {"xal": t, "xal-shared": ts, "gloo": t}
+        # A tensor per path: each call starts from what that path's own
+        # previous call left in the caches, not from another path's result.
+        tensor = {"xal": t, "xal-shared": ts, "gloo": tg}
         # Warm up every path alike (nccl-tests' default, 5 calls): the first
         # calls of a size run slower (pages touched, mappings made).
         for _ in range(5):

@@ -12,7 +12,6 @@
 
 #include "shm_layout.hpp"
 #include "xal_common/reduce.hpp"
-#include "xal_common/stream_copy.hpp"
 
 namespace xal::torch_backend {
 
@@ -311,19 +310,11 @@ xal_status_t ShmTransport::allreduce(void* user, const void* send, void* recv, s
     void* dst[] = {t.result(r0 + k) + sh.start * es, out + (sh.off + sh.start) * es};
     common::reduce(dtype, op, dst, srcs, sh.end - sh.start, 1);
   };
-  // The results go to `recv` with streaming stores when the call is large
-  // (stream_copy.hpp): nothing reads them before the call returns, and the
-  // stores skip reading `recv` first. The copies into the slots stay
-  // memcpy: the other processes read them next, from the caches.
-  const bool streaming = count * es >= common::kStreamCopyMinBytes;
-  auto copy = [streaming](void* dst, const void* src, size_t bytes) {
-    if (streaming) common::stream_copy_large(dst, src, bytes);
-    else std::memcpy(dst, src, bytes);
-  };
   auto copy_out = [&](size_t k) {
     const Share sh = share(k);
-    copy(out + sh.off * es, t.result(r0 + k), sh.start * es);
-    copy(out + (sh.off + sh.end) * es, t.result(r0 + k) + sh.end * es, (sh.n - sh.end) * es);
+    std::memcpy(out + sh.off * es, t.result(r0 + k), sh.start * es);
+    std::memcpy(out + (sh.off + sh.end) * es, t.result(r0 + k) + sh.end * es,
+                (sh.n - sh.end) * es);
   };
   if (rounds == 0) return XAL_SUCCESS;
   copy_in(0);

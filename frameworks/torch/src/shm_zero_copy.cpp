@@ -77,10 +77,15 @@ xal_status_t ShmTransport::zero_copy_allreduce(const void* send, void* recv, siz
     void* dst[] = {buf[rank_] + start * es};
     common::reduce(dtype, op, dst, srcs, n, 1);
   };
-  // The others' results come with streaming stores when the call is large
-  // (stream_copy.hpp): nothing here reads them again before the call
-  // returns, and the stores skip reading this buffer's lines first.
-  const bool streaming = count * es >= common::kStreamCopyMinBytes;
+  // The others' results come with streaming stores (stream_copy.hpp) when
+  // the call is large: nothing here reads them again before the call
+  // returns. From 32 MiB: on this project's 2-core machine the bench's
+  // shared calls took 5 to 20% less time that way at 64 and 256 MiB, but
+  // 20 to 30% more at 4 and 16 MiB, where memcpy's results stay in the
+  // caches for the next call (docs/PERFORMANCE.md). The ordinary path's
+  // copies out of the segment, in place as DDP's are, gained nothing that
+  // way and stay memcpy.
+  const bool streaming = count * es >= kStreamResultsMinBytes;
   auto copy_round = [&](size_t k) {
     for (uint32_t q = 0; q < size_; ++q) {
       if (q == rank_) continue;

@@ -202,7 +202,8 @@ def mode_shared(rank, world, store):
                             ("avg-float64", "float64", "AVG", 100_003),
                             ("product-int64", "int64", "PRODUCT", 70_000),
                             ("min-uint8", "uint8", "MIN", 3 << 20),
-                            ("sum-float32-large", "float32", "SUM", (1 << 20) + 3),
+                            # from 32 MiB the results come with streaming stores
+                            ("sum-float32-large", "float32", "SUM", (8 << 20) + 3),
                             ("sum-float32-small", "float32", "SUM", 1000)]:
         x = make_input(f"shared/{name}", rank, (n,), dt)
         shared = xal_torch.is_shared_tensor(x)
