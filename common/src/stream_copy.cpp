@@ -80,6 +80,7 @@ bool streaming_on() {
 }  // namespace
 
 void stream_copy_large(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;  // dst and src may then be null, which memcpy forbids
 #ifdef XAL_STREAM_COPY_X86
   if (!streaming_on()) {
     std::memcpy(dst, src, bytes);
@@ -95,6 +96,7 @@ void stream_copy_large(void* dst, const void* src, size_t bytes) {
 }
 
 void stream_copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
   if (bytes < kStreamCopyMinBytes) std::memcpy(dst, src, bytes);
   else stream_copy_large(dst, src, bytes);
 }

@@ -27,8 +27,10 @@ void check(Copy copy, size_t n, size_t src_off, size_t dst_off) {
   const std::vector<uint8_t> src = pattern(n + src_off, 7);
   std::vector<uint8_t> dst(dst_off + n + kGuard, 0xEE);
   copy(dst.data() + dst_off, src.data() + src_off, n);
-  ASSERT_EQ(std::memcmp(dst.data() + dst_off, src.data() + src_off, n), 0)
-      << n << " bytes, src +" << src_off << ", dst +" << dst_off;
+  if (n) {
+    ASSERT_EQ(std::memcmp(dst.data() + dst_off, src.data() + src_off, n), 0)
+        << n << " bytes, src +" << src_off << ", dst +" << dst_off;
+  }
   for (size_t i = 0; i < dst_off; ++i) ASSERT_EQ(dst[i], 0xEE) << "before, at " << i;
   for (size_t i = dst_off + n; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0xEE) << "after, at " << i;
 }
@@ -42,6 +44,14 @@ TEST(StreamCopy, LargeCopiesEveryAlignmentAndTail) {
                    size_t{127}, size_t{128}, size_t{129}, size_t{4095}, size_t{65537}})
     for (size_t dst_off = 0; dst_off < 34; ++dst_off)
       check(stream_copy_large, n, dst_off % 5, dst_off);
+}
+
+TEST(StreamCopy, NothingToCopyAcceptsNull) {
+  stream_copy(nullptr, nullptr, 0);
+  stream_copy_large(nullptr, nullptr, 0);
+  uint8_t b = 5;
+  stream_copy_large(&b, nullptr, 0);
+  EXPECT_EQ(b, 5);
 }
 
 TEST(StreamCopy, AboveTheThresholdStreamsAndStaysExact) {

@@ -16,7 +16,8 @@ namespace xal::common {
 // the code that reads it next.
 inline constexpr size_t kStreamCopyMinBytes = size_t{4} << 20;
 
-// Copies `bytes` from `src` to `dst` (the ranges must not overlap): memcpy
+// Copies `bytes` from `src` to `dst` (the ranges must not overlap; with 0
+// bytes either may be null): memcpy
 // below kStreamCopyMinBytes, stream_copy_large from there.
 void stream_copy(void* dst, const void* src, size_t bytes);
 

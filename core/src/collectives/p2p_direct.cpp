@@ -9,7 +9,6 @@
 
 #include "../error.hpp"
 #include "../handles.hpp"
-#include "transport_host.hpp"
 #include "xal_common/stream_copy.hpp"
 
 namespace xal::core {
