@@ -1,6 +1,7 @@
 #include "mpi_util.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -94,6 +95,20 @@ void parallel_reduce(xal_dtype_t dtype, xal_op_t op, void* acc, std::span<const 
                     });
 }
 
+void poll_pause(Clock::time_point start) {
+  static const auto hot = [] {
+    long long us = 1000;
+    if (const char* v = std::getenv("XAL_MPI_HOT_POLL_US"); v && *v) {
+      char* end = nullptr;
+      const long long n = std::strtoll(v, &end, 10);
+      if (*end == '\0' && n >= 0 && n <= 10'000'000) us = n;
+    }
+    return std::chrono::microseconds(us);
+  }();
+  if (Clock::now() - start < hot) std::this_thread::yield();
+  else std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 std::string mpi_error(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
@@ -121,9 +136,7 @@ xal_status_t wait_requests(std::span<MPI_Request> requests, Clock::time_point de
     if (now >= deadline)
       return *why = "no answer from every process within " + std::to_string(timeout_ms) + " ms",
              XAL_ERROR_TIMEOUT;
-    // MPI progresses inside MPI_Test: poll hot at first, then gently.
-    if (now - start < std::chrono::milliseconds(20)) std::this_thread::yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+    poll_pause(start);
   }
 }
 
