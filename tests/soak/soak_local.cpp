@@ -533,6 +533,7 @@ struct CycleFigures {
   uint64_t injected = 0;
   uint64_t heap_after = 0;  // heap_in_use() after xal_shutdown
   uint64_t rss_trim_kb = 0;  // rss_after_trim_kb() after that
+  uint64_t threads_after = 0;  // threads_now() after xal_shutdown
 };
 
 uint64_t bytes_in_use(xal_device_t* devs, int n, uint64_t* allocs) {
@@ -628,6 +629,7 @@ bool run_cycle(const Options& opt, uint64_t index, Clock::time_point deadline, C
     SOAK_CHECK(file_size(opt.trace) > 0, "the trace %s was written", opt.trace.c_str());
   fig.heap_after = heap_in_use();
   fig.rss_trim_kb = rss_after_trim_kb();
+  fig.threads_after = threads_now();
   return true;
 }
 
@@ -646,7 +648,8 @@ int main(int argc, char** argv) {
     std::snprintf(line, sizeof line,
                   "{\"t\":%.1f,\"cycle\":%llu,\"ops\":%llu,\"checks\":%llu,\"failures\":%llu,"
                   "\"faults_injected\":%llu,\"device_bytes_peak\":%llu,\"device_bytes_end\":%llu,"
-                  "\"heap_after_shutdown\":%llu,\"rss_after_trim_kb\":%llu}",
+                  "\"heap_after_shutdown\":%llu,\"rss_after_trim_kb\":%llu,"
+                  "\"threads_after_shutdown\":%llu}",
                   t, static_cast<unsigned long long>(cycle),
                   static_cast<unsigned long long>(checker().ops()),
                   static_cast<unsigned long long>(checker().checks()),
@@ -655,7 +658,8 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(fig.peak_bytes),
                   static_cast<unsigned long long>(fig.end_bytes),
                   static_cast<unsigned long long>(fig.heap_after),
-                  static_cast<unsigned long long>(fig.rss_trim_kb));
+                  static_cast<unsigned long long>(fig.rss_trim_kb),
+                  static_cast<unsigned long long>(fig.threads_after));
     status_line(opt.status, line);
     ++cycle;
     if (!ran) break;
