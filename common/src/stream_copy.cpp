@@ -95,10 +95,15 @@ void stream_copy_large(void* dst, const void* src, size_t bytes) {
 #endif
 }
 
-void stream_copy(void* dst, const void* src, size_t bytes) {
+void stream_copy(void* dst, const void* src, size_t bytes, size_t whole_bytes,
+                 size_t min_bytes) {
   if (bytes == 0) return;
-  if (bytes < kStreamCopyMinBytes) std::memcpy(dst, src, bytes);
+  if (whole_bytes < min_bytes) std::memcpy(dst, src, bytes);
   else stream_copy_large(dst, src, bytes);
+}
+
+void stream_copy(void* dst, const void* src, size_t bytes) {
+  stream_copy(dst, src, bytes, bytes);
 }
 
 const char* stream_copy_kind() {

@@ -57,7 +57,15 @@ TEST(StreamCopy, NothingToCopyAcceptsNull) {
 TEST(StreamCopy, AboveTheThresholdStreamsAndStaysExact) {
   // Across the threshold: memcpy below it, streaming stores from it.
   for (size_t n : {kStreamCopyMinBytes - 1, kStreamCopyMinBytes, kStreamCopyMinBytes + 77})
-    for (size_t off : {size_t{0}, size_t{3}, size_t{40}}) check(stream_copy, n, off, off + 1);
+    for (size_t off : {size_t{0}, size_t{3}, size_t{40}})
+      check(static_cast<void (*)(void*, const void*, size_t)>(stream_copy), n, off, off + 1);
+  // A piece of a larger copy: the whole copy's size decides.
+  auto piece_of_large = [](void* d, const void* s, size_t n) { stream_copy(d, s, n, size_t{64} << 20); };
+  auto piece_of_small = [](void* d, const void* s, size_t n) { stream_copy(d, s, n, n, size_t{64} << 20); };
+  for (size_t n : {size_t{1}, size_t{129}, size_t{65537}}) {
+    check(piece_of_large, n, 3, 5);
+    check(piece_of_small, n, 3, 5);
+  }
 }
 
 TEST(StreamCopy, NamesTheLoopItUses) {

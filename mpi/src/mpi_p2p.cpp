@@ -124,7 +124,7 @@ xal_status_t MpiTransport::recv(void* user, void* buf, size_t bytes, uint32_t pe
                             "no message from process " + std::to_string(peer) + " within " +
                                 std::to_string(timeout_ms) + " ms",
                             message, message_size);
-      poll_pause(start);
+      poll_pause(now - start);
     }
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);

@@ -95,7 +95,7 @@ void parallel_reduce(xal_dtype_t dtype, xal_op_t op, void* acc, std::span<const 
                     });
 }
 
-void poll_pause(Clock::time_point start) {
+void poll_pause(Clock::duration waited) {
   static const auto hot = [] {
     long long us = 1000;
     if (const char* v = std::getenv("XAL_MPI_HOT_POLL_US"); v && *v) {
@@ -105,7 +105,7 @@ void poll_pause(Clock::time_point start) {
     }
     return std::chrono::microseconds(us);
   }();
-  if (Clock::now() - start < hot) std::this_thread::yield();
+  if (waited < hot) std::this_thread::yield();
   else std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
@@ -136,7 +136,7 @@ xal_status_t wait_requests(std::span<MPI_Request> requests, Clock::time_point de
     if (now >= deadline)
       return *why = "no answer from every process within " + std::to_string(timeout_ms) + " ms",
              XAL_ERROR_TIMEOUT;
-    poll_pause(start);
+    poll_pause(now - start);
   }
 }
 

@@ -43,13 +43,13 @@ std::string mpi_error(int code);
 using Clock = std::chrono::steady_clock;
 
 // One pause of a loop that polls MPI (MPI progresses inside its test and
-// probe calls) and began at `start`: a yield of the thread while the wait
-// is young, then a sleep of 50 µs. The hot part lasts 1 ms, or
+// probe calls) and has waited `waited` so far: a yield of the thread while
+// the wait is young, then a sleep of 50 µs. The hot part lasts 1 ms, or
 // XAL_MPI_HOT_POLL_US microseconds (read once; 0 to 10 s): short, because
 // the threads that poll share the cores with the ones that copy (on 2
 // cores, 4 processes' alltoallv of 64 MiB ran 10-20% faster with 0.2-1 ms
 // than with 20 ms). Thread-safe.
-void poll_pause(Clock::time_point start);
+void poll_pause(Clock::duration waited);
 
 // Waits for every request until `deadline` passes (`timeout_ms`, the
 // configured timeout, goes into the message) or `*aborted` turns true.

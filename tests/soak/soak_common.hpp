@@ -125,6 +125,16 @@ inline size_t file_size(const std::string& path) {
   return f ? static_cast<size_t>(f.tellg()) : 0;
 }
 
+// The number after `key` ("VmRSS:", "Threads:") in /proc/self/status; 0
+// when it is not there.
+inline uint64_t self_status_field(const std::string& key) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(key, 0) == 0) return std::strtoull(line.c_str() + key.size(), nullptr, 10);
+  return 0;
+}
+
 // The bytes the process's heap has handed out and not got back (every
 // malloc arena, and the chunks it mmaps), as glibc counts them. Taken after
 // xal_shutdown, when xal should hold nothing, it shows a leak apart from
@@ -140,24 +150,14 @@ inline uint64_t heap_in_use() {
 // which come and go with the cycle's work.
 inline uint64_t rss_after_trim_kb() {
   malloc_trim(0);
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
-  return 0;
+  return self_status_field("VmRSS:");
 }
 
 // The process's threads now (/proc/self/status). Taken after xal_shutdown
 // it is the same quiet point of every cycle: no stream, communicator or
 // worker of the cycle is left, so a thread that xal leaks shows there,
 // apart from the workload's own threads, which come and go.
-inline uint64_t threads_now() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("Threads:", 0) == 0) return std::strtoull(line.c_str() + 8, nullptr, 10);
-  return 0;
-}
+inline uint64_t threads_now() { return self_status_field("Threads:"); }
 
 // RAII owners.
 struct Stream {

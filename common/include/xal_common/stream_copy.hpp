@@ -17,9 +17,14 @@ namespace xal::common {
 inline constexpr size_t kStreamCopyMinBytes = size_t{4} << 20;
 
 // Copies `bytes` from `src` to `dst` (the ranges must not overlap; with 0
-// bytes either may be null): memcpy
-// below kStreamCopyMinBytes, stream_copy_large from there.
+// bytes either may be null): memcpy below kStreamCopyMinBytes,
+// stream_copy_large from there.
 void stream_copy(void* dst, const void* src, size_t bytes);
+
+// The same for one piece of a larger copy: streaming stores when the whole
+// operation, `whole_bytes`, reaches `min_bytes`, whatever the piece's size.
+void stream_copy(void* dst, const void* src, size_t bytes, size_t whole_bytes,
+                 size_t min_bytes = kStreamCopyMinBytes);
 
 // Copies `bytes` from `src` to `dst` (no overlap) with non-temporal stores
 // where the CPU has them (x86-64: 32-byte AVX2 stores when the CPU has
@@ -30,7 +35,7 @@ void stream_copy(void* dst, const void* src, size_t bytes);
 void stream_copy_large(void* dst, const void* src, size_t bytes);
 
 // Which loop stream_copy_large uses on this CPU: "avx2", "sse2" or
-// "memcpy". For the benchmarks' and tests' reports.
+// "memcpy" (the tests check it against the CPU).
 const char* stream_copy_kind();
 
 }  // namespace xal::common

@@ -59,15 +59,12 @@ void parallel_copy(std::span<void* const> dsts, const void* src, size_t bytes) {
   }
   // Task k copies slice k % slices to destination k / slices; a copy from
   // common::kStreamCopyMinBytes takes streaming stores (stream_copy.hpp).
-  const bool streaming = bytes >= common::kStreamCopyMinBytes;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, slices * to.size()),
                     [&](const tbb::blocked_range<size_t>& r) {
                       for (size_t k = r.begin(); k != r.end(); ++k) {
                         const size_t off = (k % slices) * kCopySliceBytes;
-                        void* dst = advance(to[k / slices], off);
-                        const size_t n = std::min(kCopySliceBytes, bytes - off);
-                        if (streaming) common::stream_copy_large(dst, advance(src, off), n);
-                        else std::memcpy(dst, advance(src, off), n);
+                        common::stream_copy(advance(to[k / slices], off), advance(src, off),
+                                            std::min(kCopySliceBytes, bytes - off), bytes);
                       }
                     });
 }

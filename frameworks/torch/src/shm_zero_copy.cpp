@@ -85,14 +85,13 @@ xal_status_t ShmTransport::zero_copy_allreduce(const void* send, void* recv, siz
   // caches for the next call (docs/PERFORMANCE.md). The ordinary path's
   // copies out of the segment, in place as DDP's are, gained nothing that
   // way and stay memcpy.
-  const bool streaming = count * es >= kStreamResultsMinBytes;
   auto copy_round = [&](size_t k) {
     for (uint32_t q = 0; q < size_; ++q) {
       if (q == rank_) continue;
       size_t start = 0, n = 0;
       share(k, q, &start, &n);
-      if (streaming) common::stream_copy_large(buf[rank_] + start * es, buf[q] + start * es, n * es);
-      else std::memcpy(buf[rank_] + start * es, buf[q] + start * es, n * es);
+      common::stream_copy(buf[rank_] + start * es, buf[q] + start * es, n * es, count * es,
+                          kStreamResultsMinBytes);
     }
   };
   reduce_round(0);
