@@ -1,13 +1,16 @@
 // HostsTransport's send and recv (xal_transport.h, ABI 1.1): between the
 // processes of one host through the host's shared-memory transport; between
 // hosts through torch's Gloo over every rank of the group (`everyone`).
-// A message between hosts is two Gloo messages under one tag (the core's
-// 64-bit tag folded into Gloo's range: messages of one pair pair in order,
-// and the tags in flight at once differ): its size, then its bytes. A
-// receive of another size takes the bytes into scratch memory, so that the
-// pair stays in step, and fails with COLLECTIVE_MISMATCH naming both sizes.
+// A message between hosts is two Gloo messages: its header (size and the
+// core's 64-bit tag) under the reserved tag of RemoteHeaders, which the
+// receiving side takes from any rank as it comes (hosts_headers.hpp), then
+// its bytes under the core's tag folded into Gloo's range (messages of one
+// pair pair by tag; the tags in flight at once differ). A receive of
+// another size takes the bytes into scratch memory, so that the pair stays
+// in step, and fails with COLLECTIVE_MISMATCH naming both sizes.
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <string>
 
 #include "entry_guard.hpp"
@@ -66,9 +69,8 @@ xal_status_t HostsTransport::send_remote(const void* buf, size_t bytes, uint32_t
                                          size_t message_size) {
   HostsTransport& t = *this;  // for XAL_HOSTS_CHECK
   const int gtag = gloo_tag(tag);
-  std::vector<at::Tensor> size{at::full({1}, static_cast<int64_t>(bytes), at::kLong)};
   XAL_HOSTS_CHECK(wait_remote("send between hosts", peer,
-                              everyone_->send(size, static_cast<int>(peer), gtag), timeout_ms,
+                              headers_->send(static_cast<int>(peer), bytes, tag), timeout_ms,
                               message, message_size));
   if (bytes == 0) return XAL_SUCCESS;
   std::vector<at::Tensor> data{bytes_of(const_cast<void*>(buf), bytes)};
@@ -83,11 +85,16 @@ xal_status_t HostsTransport::recv_remote(void* buf, size_t bytes, uint32_t peer,
                                          size_t message_size) {
   HostsTransport& t = *this;  // for XAL_HOSTS_CHECK
   const int gtag = gloo_tag(tag);
-  std::vector<at::Tensor> size{at::empty({1}, at::kLong)};
-  XAL_HOSTS_CHECK(wait_remote("recv between hosts", peer,
-                              everyone_->recv(size, static_cast<int>(peer), gtag), timeout_ms,
-                              message, message_size));
-  const int64_t sent = size[0].item<int64_t>();
+  int64_t sent = 0;
+  std::string why;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  XAL_HOSTS_CHECK([&] {
+    const xal_status_t s = headers_->take(static_cast<int>(peer), tag, deadline, &sent, &why);
+    if (s == XAL_SUCCESS) return s;
+    return fail(s, "recv between hosts with process " + std::to_string(peer) + ": " + why,
+                message, message_size);
+  }());
   const bool same = sent == static_cast<int64_t>(bytes);
   if (sent > 0) {
     at::Tensor into = same ? bytes_of(buf, bytes) : at::empty({sent}, at::kByte);

@@ -26,12 +26,14 @@ HostsTransport::HostsTransport(std::unique_ptr<ShmTransport> local, std::vector<
       ranks_per_process_(host_of_.size(), 1) {
   for (int r = 0; r < static_cast<int>(host_of_.size()); ++r)
     if (host_of_[r] == host_) local_ranks_.push_back(r);
+  if (everyone_) headers_ = std::make_unique<RemoteHeaders>(everyone_);
   local_ = local->table();
   shm_ = local.get();
   static_cast<void>(local.release());  // released through local_.release
 }
 
 HostsTransport::~HostsTransport() {
+  headers_.reset();  // its thread waits on `everyone`: stopped first
   if (local_.release) local_.release(local_.user);
 }
 
@@ -63,7 +65,13 @@ int HostsTransport::offered_from(int first) const {
   int start = 0;  // the first local rank at or after `first`
   while (start < n && local_ranks_[start] < first) ++start;
   const int p = shm_->offered_from(static_cast<uint32_t>(start % n));
-  return p < 0 ? -1 : local_ranks_[p];
+  const int local = p < 0 ? -1 : local_ranks_[p];
+  const int remote = headers_ ? headers_->waiting_from(first) : -1;
+  if (local < 0 || remote < 0) return std::max(local, remote);
+  // Both: the first in the order from `first` on.
+  const int world = static_cast<int>(host_of_.size());
+  auto distance = [&](int r) { return ((r - first) % world + world) % world; };
+  return distance(local) <= distance(remote) ? local : remote;
 }
 
 xal_status_t HostsTransport::allreduce(void* user, const void* send, void* recv, size_t count,
@@ -183,6 +191,7 @@ void HostsTransport::abort(void* user) {
   HostsTransport& t = *static_cast<HostsTransport*>(user);
   t.aborted_.store(true);
   if (t.local_.abort) t.local_.abort(t.local_.user);
+  if (t.headers_) t.headers_->abort();
   std::lock_guard lock(t.pending_mu_);
   for (const auto& work : t.pending_) {
     try {

@@ -31,6 +31,7 @@
 #include <mutex>
 #include <vector>
 
+#include "hosts_headers.hpp"
 #include "shm_transport.hpp"
 #include "xal/xal_transport.h"
 
@@ -53,8 +54,9 @@ class HostsTransport {
 
   // The C table pointing back at this object; release deletes it.
   xal_comm_transport_t table();
-  // The lowest rank of this host (from `first` on, wrapping around) with a
-  // message offered to this process, or -1. Any thread.
+  // The first rank (from `first` on, wrapping around) with a message
+  // offered to this process (in shared memory, or a header from another
+  // host), or -1. Any thread.
   int offered_from(int first) const;
 
  private:
@@ -79,7 +81,8 @@ class HostsTransport {
   static void abort(void* user);
   static void release(void* user);
   // A message to or from a process of another host, through `everyone`:
-  // its size (8 bytes), then its bytes, under one Gloo tag.
+  // its header (size and tag: hosts_headers.hpp), then its bytes under
+  // its own Gloo tag.
   xal_status_t send_remote(const void* buf, size_t bytes, uint32_t peer, uint64_t tag,
                            uint32_t timeout_ms, char* message, size_t message_size);
   xal_status_t recv_remote(void* buf, size_t bytes, uint32_t peer, uint64_t tag,
@@ -100,6 +103,7 @@ class HostsTransport {
   std::vector<int> local_ranks_;  // this host's ranks, in order
   c10::intrusive_ptr<c10d::Backend> leaders_;
   c10::intrusive_ptr<c10d::Backend> everyone_;
+  std::unique_ptr<RemoteHeaders> headers_;  // with everyone_: the headers sent to this rank
   std::mutex pending_mu_;  // guards pending_
   std::list<c10::intrusive_ptr<c10d::Work>> pending_;  // Gloo sends and receives in flight
   std::vector<uint32_t> ranks_per_process_;

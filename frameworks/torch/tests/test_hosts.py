@@ -7,11 +7,13 @@ four ranks on one host: exactly for integers and bool, within 1e-6
 (relative, float64 reference) for floats, whose sums run in another order
 (per host, then between hosts). The all-to-alls (through the leaders'
 Gloo all-to-all), a send/recv within a host, one between hosts (through
-Gloo over every rank), a ring over all ranks in one batch equal them too;
-a receive of another size between hosts raises naming both sizes
-(XAL_ERROR_COLLECTIVE_MISMATCH) and the next message goes through; a
-receive from a rank that never sends raises XAL_ERROR_TIMEOUT after the
-group's timeout (3 s).
+Gloo over every rank), a ring over all ranks in one batch, and
+recv_anysource from ranks of both hosts and from the other host alone
+(each message with its sender) equal them too; a receive of another size
+between hosts raises naming both sizes (XAL_ERROR_COLLECTIVE_MISMATCH)
+and the next message goes through; a receive from a rank that never
+sends, and a recv_anysource that no rank sends to, raise
+XAL_ERROR_TIMEOUT after the group's timeout (3 s).
 Needs root and `ip netns` (iproute2,
 installed by scripts/deps.sh); skipped otherwise. The namespaces are
 removed afterwards, whatever happens."""
@@ -104,6 +106,12 @@ def test_two_hosts_in_network_namespaces_equal_one_host(two_hosts, tmp_path):
         assert "p2p-ring" in a
         if rank == WORLD - 1:
             assert "p2p-cross" in a and "p2p-after-mismatch" in a
+            assert [src for src, _ in a["p2p-anysource-remote"]] == [0, 1]
+            for run in (one, two):  # recv_anysource that nobody sends to: the timeout
+                assert "XAL_ERROR_TIMEOUT" in run["p2p_silent"], run["p2p_silent"]
+                assert 2.5 < run["p2p_silent_s"] < 20, run["p2p_silent_s"]
+        if rank == 0:  # every sender named, its message whole (compared below)
+            assert [src for src, _ in a["p2p-anysource"]] == list(range(1, WORLD))
         if rank == 0:  # a silent sender: an error within the group's 3 s timeout
             for run in (one, two):
                 assert "XAL_ERROR_TIMEOUT" in run["p2p_silent"], run["p2p_silent"]
@@ -115,3 +123,25 @@ def test_two_hosts_in_network_namespaces_equal_one_host(two_hosts, tmp_path):
                 two["p2p_mismatch"]
         for key in a:
             _close(b[key], a[key], f"rank {rank} {key}")
+
+
+def test_a_rank_that_dies_on_the_other_host_fails_the_waits_within_the_timeout(two_hosts,
+                                                                              tmp_path):
+    """Rank 3 (second host) exits while rank 0 (first host) waits in a recv
+    from it and rank 1 in a recv_anysource: both raise XAL_ERROR_TIMEOUT at
+    the group's 4 s timeout (Gloo tells nobody of the closed connection
+    before the sender's header would have come), no hang; rank 2 shares
+    the dead rank's host and returns."""
+    ns, veth, addr = two_hosts
+    host_of = lambda r: r * 2 // WORLD  # noqa: E731
+    codes, res, out, _ = launch(
+        "hosts_exit", WORLD, tmp_path, timeout_s=120, store=f"tcp://{addr[0]}:29518",
+        rank_prefix={r: ["ip", "netns", "exec", ns[host_of(r)]] for r in range(WORLD)},
+        rank_env={r: {"GLOO_SOCKET_IFNAME": veth[host_of(r)], "XAL_TORCH_DEVICE": str(r)}
+                  for r in range(WORLD)})
+    assert codes == [0, 0, 0, 17], "\n".join(o[-3000:] for o in out)
+    for rank, what in ((0, "recv from rank 3"), (1, "recv_anysource")):
+        r = res[rank]
+        assert r["raised"] and "DistBackendError" in r["raised"], r
+        assert "XAL_ERROR_TIMEOUT" in r["raised"] and what in r["raised"], r["raised"]
+        assert 3.0 < r["elapsed_s"] < 4.0 + 15, r

@@ -307,6 +307,29 @@ def mode_p2p_exit(rank, world, store):
     return out
 
 
+def mode_hosts_exit(rank, world, store):
+    """On two hosts (test_hosts.py): the last rank dies while rank 0 waits
+    in a recv from it and rank 1 in a recv_anysource (timeout 4 s)."""
+    timeout_s = 4.0
+    init(rank, world, store, timeout_s)
+    dist.barrier()
+    if rank == world - 1:
+        time.sleep(0.5)
+        os._exit(17)
+    out = {"timeout_s": timeout_s, "raised": None}
+    start = time.monotonic()
+    try:
+        if rank == 0:
+            dist.recv(torch.empty(8), world - 1)
+        elif rank == 1:
+            dist.recv(torch.empty(8))
+        out["raised"] = "ran"
+    except Exception as e:
+        out["raised"] = f"{type(e).__name__}: {e}"
+    out["elapsed_s"] = time.monotonic() - start
+    return out
+
+
 def mode_fault(rank, world, store, kind):
     timeout_s = 20.0 if kind == "exit" else 3.0
     init(rank, world, store, timeout_s)
@@ -585,10 +608,41 @@ def mode_hosts(rank, world, store):
             t = torch.empty(5)
             dist.recv(t, 0)
             res["p2p-after-mismatch"] = t.tolist()
+    # recv_anysource: rank 0 takes one message from every other rank (on two
+    # hosts, ranks 2 and 3 are on the other one) in whatever order they
+    # come, then rank world - 1 one from rank 0 and one from rank 1 (on two
+    # hosts both of the other host), each message naming its sender.
+    if rank == 0:
+        got = {}
+        for _ in range(world - 1):
+            t = torch.empty(77, dtype=torch.float64)
+            src = dist.recv(t)
+            got[src] = t.tolist()
+        res["p2p-anysource"] = [[src, got[src]] for src in sorted(got)]
+    else:
+        dist.send(make_input("hosts/any", rank, (77,), "float64"), 0)
+    if rank in (0, 1):
+        dist.send(make_input("hosts/any2", rank, (5, 3), "int32"), world - 1)
+    elif rank == world - 1:
+        got = {}
+        for _ in range(2):
+            t = torch.empty((5, 3), dtype=torch.int32)
+            w = dist.irecv(t)
+            w.wait()
+            got[w._source_rank()] = t.tolist()
+        res["p2p-anysource-remote"] = [[src, got[src]] for src in sorted(got)]
     # A receive whose sender never sends, on a group with a 3 s timeout:
-    # an error within the timeout, not a hang.
+    # an error within the timeout, not a hang; the same for recv_anysource.
     quick = dist.new_group(backend="xal", timeout=datetime.timedelta(seconds=3))
     out["p2p_silent"] = None
+    if rank == world - 1:
+        start = time.monotonic()
+        try:
+            dist.recv(torch.empty(4), group=quick)
+            out["p2p_silent"] = "ran"
+        except Exception as e:
+            out["p2p_silent"] = f"{type(e).__name__}: {e}"
+        out["p2p_silent_s"] = time.monotonic() - start
     if rank == 0:
         start = time.monotonic()
         try:
@@ -619,7 +673,8 @@ def main():
         "ops": mode_ops, "device_memory": mode_device_memory, "device_string": mode_device_string,
         "shared": mode_shared, "split": mode_split, "p2p": mode_p2p,
         "p2p_errors": mode_p2p_errors, "p2p_exit": mode_p2p_exit,
-        "fault_train": mode_fault_train, "hosts": mode_hosts, "train": mode_train,
+        "fault_train": mode_fault_train, "hosts": mode_hosts, "hosts_exit": mode_hosts_exit,
+        "train": mode_train,
         "exit": lambda r, w, s: mode_fault(r, w, s, "exit"),
         "hang": lambda r, w, s: mode_fault(r, w, s, "hang"),
     }
