@@ -36,7 +36,6 @@ constexpr int kSpins = 128;                        // busy polls before sleeping
 constexpr uint32_t kMailSlots = 4;                 // messages in flight per ordered pair
 constexpr int64_t kCloseGraceNs = 10'000'000'000;  // unreceived sends at release
 constexpr size_t kZeroCopyMinBytes = size_t{256} << 10;  // allreduce in place from shared blocks
-constexpr size_t kStreamResultsMinBytes = size_t{32} << 20;  // ... its results streamed from here
 
 inline int64_t now_ns() {
   timespec ts{};

@@ -184,9 +184,9 @@ def mode_split(rank, world, store):
 
 
 def mode_shared(rank, world, store):
-    """Shared tensors (xal_torch.use_shared_tensors): allreduces in place from
-    the other ranks' tensors, for several sizes, dtypes and ops (64 KiB
-    slots: many rounds), one where a rank's tensor is not shared (the
+    """Shared tensors (xal_torch.use_shared_tensors): allreduces in place in
+    the ranks' tensors, for several sizes (odd ones: shares of unequal
+    length), dtypes and ops, one where a rank's tensor is not shared (the
     ordinary path), and DDP trained on shared tensors against DDP on
     ordinary ones (the same reductions in the same order: equal bits)."""
     from cases import assert_close, make_input, reference_reduce, torch_op
@@ -202,7 +202,6 @@ def mode_shared(rank, world, store):
                             ("avg-float64", "float64", "AVG", 100_003),
                             ("product-int64", "int64", "PRODUCT", 70_000),
                             ("min-uint8", "uint8", "MIN", 3 << 20),
-                            # from 32 MiB the results come with streaming stores
                             ("sum-float32-large", "float32", "SUM", (8 << 20) + 3),
                             ("sum-float32-small", "float32", "SUM", 1000)]:
         x = make_input(f"shared/{name}", rank, (n,), dt)
