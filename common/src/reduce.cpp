@@ -49,24 +49,36 @@ A combine(xal_op_t op, A a, A b) {
   }
 }
 
+// acc[i] = Op over r of srcs[r][begin + i], i in [0, n): the first two
+// sources in one pass, then one pass per further source.
 template <typename T, xal_op_t Op>
 void reduce_block(typename Acc<T>::type* acc, std::span<const void* const> srcs,
                   size_t begin, size_t n) {
   using A = typename Acc<T>::type;
   const T* s0 = static_cast<const T*>(srcs[0]) + begin;
-  for (size_t i = 0; i < n; ++i) acc[i] = load<T, A>(s0[i]);
-  for (size_t r = 1; r < srcs.size(); ++r) {
+  if (srcs.size() == 1) {
+    for (size_t i = 0; i < n; ++i) acc[i] = load<T, A>(s0[i]);
+    return;
+  }
+  const T* s1 = static_cast<const T*>(srcs[1]) + begin;
+  for (size_t i = 0; i < n; ++i) acc[i] = combine<T, A>(Op, load<T, A>(s0[i]), load<T, A>(s1[i]));
+  for (size_t r = 2; r < srcs.size(); ++r) {
     const T* s = static_cast<const T*>(srcs[r]) + begin;
     for (size_t i = 0; i < n; ++i) acc[i] = combine<T, A>(Op, acc[i], load<T, A>(s[i]));
   }
 }
 
+// A block at a time (kBlock elements, in L1): every source is read before
+// any destination is written, so destinations may alias sources. Types
+// that accumulate in their own width are stored straight from the block
+// into each destination; halves are rounded once into a staging block.
 template <typename T, xal_op_t Op>
 void reduce_typed(std::span<void* const> dsts, std::span<const void* const> srcs,
                   size_t count, uint32_t avg_divisor) {
   using A = typename Acc<T>::type;
+  constexpr bool kHalf = std::is_same_v<T, F16> || std::is_same_v<T, BF16>;
   alignas(64) A acc[kBlock];
-  alignas(64) T out[kBlock];
+  alignas(64) T out[kHalf ? kBlock : 1];
   for (size_t begin = 0; begin < count; begin += kBlock) {
     const size_t n = std::min(kBlock, count - begin);
     reduce_block<T, Op>(acc, srcs, begin, n);
@@ -74,8 +86,15 @@ void reduce_typed(std::span<void* const> dsts, std::span<const void* const> srcs
       const A inv = static_cast<A>(1) / static_cast<A>(avg_divisor ? avg_divisor : 1);
       for (size_t i = 0; i < n; ++i) acc[i] *= inv;
     }
-    for (size_t i = 0; i < n; ++i) out[i] = store<T, A>(acc[i]);
-    for (void* d : dsts) std::memcpy(static_cast<T*>(d) + begin, out, n * sizeof(T));
+    if constexpr (kHalf) {
+      for (size_t i = 0; i < n; ++i) out[i] = store<T, A>(acc[i]);
+      for (void* d : dsts) std::memcpy(static_cast<T*>(d) + begin, out, n * sizeof(T));
+    } else {
+      for (void* d : dsts) {
+        T* o = static_cast<T*>(d) + begin;
+        for (size_t i = 0; i < n; ++i) o[i] = static_cast<T>(acc[i]);
+      }
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -93,4 +94,46 @@ TEST(Reduce, Checks) {
   EXPECT_EQ(dtype_size(XAL_DTYPE_BF16), 2u);
   EXPECT_STREQ(dtype_name(XAL_DTYPE_BF16), "bf16");
   EXPECT_STREQ(op_name(XAL_OP_MAX), "max");
+}
+
+// Every buffer both a source and a destination (the shared-tensor
+// allreduce's pattern), 1 to 4 of them, over more than one block.
+TEST(Reduce, EveryBufferIsSourceAndDestination) {
+  constexpr size_t kCount = 2500;  // two full blocks and a partial one
+  for (size_t n = 1; n <= 4; ++n) {
+    for (xal_op_t op : {XAL_OP_SUM, XAL_OP_PROD, XAL_OP_MIN, XAL_OP_MAX}) {
+      std::vector<std::vector<int64_t>> bufs(n, std::vector<int64_t>(kCount));
+      for (size_t q = 0; q < n; ++q)
+        for (size_t i = 0; i < kCount; ++i)
+          bufs[q][i] = static_cast<int64_t>((i * 7 + q * 13) % 11) - 5;
+      std::vector<int64_t> want(kCount);
+      for (size_t i = 0; i < kCount; ++i) {
+        int64_t v = bufs[0][i];
+        for (size_t q = 1; q < n; ++q) {
+          const int64_t x = bufs[q][i];
+          v = op == XAL_OP_SUM ? v + x : op == XAL_OP_PROD ? v * x
+              : op == XAL_OP_MIN ? std::min(v, x) : std::max(v, x);
+        }
+        want[i] = v;
+      }
+      std::vector<void*> dsts;
+      std::vector<const void*> srcs;
+      for (auto& b : bufs) dsts.push_back(b.data()), srcs.push_back(b.data());
+      reduce(XAL_DTYPE_I64, op, dsts, srcs, kCount, static_cast<uint32_t>(n));
+      for (size_t q = 0; q < n; ++q) ASSERT_EQ(bufs[q], want) << "n " << n << " op " << op;
+    }
+    std::vector<std::vector<float>> f(n, std::vector<float>(kCount));
+    for (size_t q = 0; q < n; ++q)
+      for (size_t i = 0; i < kCount; ++i) f[q][i] = static_cast<float>(q + 1) * 0.25f + static_cast<float>(i % 97);
+    std::vector<void*> dsts;
+    std::vector<const void*> srcs;
+    for (auto& b : f) dsts.push_back(b.data()), srcs.push_back(b.data());
+    reduce(XAL_DTYPE_F32, XAL_OP_AVG, dsts, srcs, kCount, static_cast<uint32_t>(n));
+    const float quarters = static_cast<float>(n * (n + 1) / 2) * 0.25f;
+    for (size_t q = 0; q < n; ++q)
+      for (size_t i = 0; i < kCount; ++i)
+        ASSERT_FLOAT_EQ(f[q][i], (quarters + static_cast<float>(n) * static_cast<float>(i % 97)) /
+                                     static_cast<float>(n))
+            << "n " << n << " i " << i;
+  }
 }
