@@ -222,6 +222,114 @@ def case_reduce_scatter_list(ctx, case, dtype_name, op):
     assert_close(got, want, dtype_name, "xal vs reference")
 
 
+COALESCED_SHAPES = [(7,), (3, 11), (1,)]
+
+
+def case_allreduce_coalesced(ctx, case, dtype_name, op):
+    """ProcessGroup.allreduce_coalesced: tensors of several shapes, one call."""
+    ins = [make_input(f"{case}/{i}", ctx.rank, shp, dtype_name)
+           for i, shp in enumerate(COALESCED_SHAPES)]
+    want = [reference_reduce([make_input(f"{case}/{i}", r, shp, dtype_name)
+                              for r in range(ctx.world)], op, dtype_name)
+            for i, shp in enumerate(COALESCED_SHAPES)]
+
+    def run(group):
+        ts = [x.clone() for x in ins]
+        o = dist.AllreduceCoalescedOptions()
+        o.reduceOp = torch_op(op)
+        group.allreduce_coalesced(ts, o).wait()
+        return ts
+    got = run(ctx.xal)
+    gl = ctx.on_gloo(case, run)
+    for i in range(len(ins)):
+        assert_close(got[i], want[i], dtype_name, f"xal vs reference, tensor {i}")
+        if gl is not None:
+            assert_close(got[i], gl[i], dtype_name, f"xal vs gloo, tensor {i}")
+
+
+def case_allgather_into_tensor_coalesced(ctx, case, dtype_name):
+    """ProcessGroup.allgather_into_tensor_coalesced (FSDP's all-gathers)."""
+    sizes = [5, 17, 1]
+    ins = [make_input(f"{case}/{i}", ctx.rank, (n,), dtype_name) for i, n in enumerate(sizes)]
+    want = [torch.cat([make_input(f"{case}/{i}", r, (n,), dtype_name) for r in range(ctx.world)])
+            for i, n in enumerate(sizes)]
+
+    def run(group):
+        outs = [torch.empty(ctx.world * n, dtype=DTYPES[dtype_name]) for n in sizes]
+        group.allgather_into_tensor_coalesced(outs, [x.clone() for x in ins]).wait()
+        return outs
+    got = run(ctx.xal)
+    gl = ctx.on_gloo(case, run)
+    for i in range(len(sizes)):
+        assert_close(got[i], want[i], dtype_name, f"xal vs reference, tensor {i}")
+        if gl is not None:
+            assert_close(got[i], gl[i], dtype_name, f"xal vs gloo, tensor {i}")
+
+
+def case_reduce_scatter_tensor_coalesced(ctx, case, dtype_name, op):
+    """ProcessGroup.reduce_scatter_tensor_coalesced (FSDP's reduce-scatters)."""
+    sizes = [3, 13, 1]
+    inputs = [[make_input(f"{case}/{i}", r, (ctx.world * n,), dtype_name) for r in range(ctx.world)]
+              for i, n in enumerate(sizes)]
+    want = [reference_reduce(inputs[i], op, dtype_name).narrow(0, ctx.rank * n, n)
+            for i, n in enumerate(sizes)]
+
+    def run(group):
+        outs = [torch.empty(n, dtype=DTYPES[dtype_name]) for n in sizes]
+        o = dist.ReduceScatterOptions()
+        o.reduceOp = torch_op(op)
+        group.reduce_scatter_tensor_coalesced(
+            outs, [inputs[i][ctx.rank].clone() for i in range(len(sizes))], o).wait()
+        return outs
+    got = run(ctx.xal)
+    gl = ctx.on_gloo(case, run)
+    for i in range(len(sizes)):
+        assert_close(got[i], want[i], dtype_name, f"xal vs reference, tensor {i}")
+        if gl is not None:
+            assert_close(got[i], gl[i], dtype_name, f"xal vs gloo, tensor {i}")
+
+
+def case_coalescing_manager(ctx, case):
+    """torch's _coalescing_manager around all_reduce, all_gather_into_tensor
+    and reduce_scatter_tensor calls (how FSDP and DTensor batch them)."""
+    n, w, r = 9, ctx.world, ctx.rank
+
+    def run(group):
+        a = [make_input(f"{case}/ar{i}", r, (n + i,), "float32") for i in range(3)]
+        with dist._coalescing_manager(group=group, async_ops=True) as cm:
+            for t in a:
+                dist.all_reduce(t, group=group)
+        cm.wait()
+        g = [torch.empty(w * (n + i)) for i in range(3)]
+        with dist._coalescing_manager(group=group, async_ops=True) as cm:
+            for i, o in enumerate(g):
+                dist.all_gather_into_tensor(o, make_input(f"{case}/ag{i}", r, (n + i,), "float32"),
+                                            group=group)
+        cm.wait()
+        s = [torch.empty(n + i) for i in range(3)]
+        with dist._coalescing_manager(group=group, async_ops=True) as cm:
+            for i, o in enumerate(s):
+                dist.reduce_scatter_tensor(
+                    o, make_input(f"{case}/rs{i}", r, (w * (n + i),), "float32"), group=group)
+        cm.wait()
+        return a, g, s
+    got = run(ctx.xal)
+    gl = ctx.on_gloo(case, run)
+    for i in range(3):
+        m = n + i
+        want_a = reference_reduce([make_input(f"{case}/ar{i}", q, (m,), "float32")
+                                   for q in range(w)], "SUM", "float32")
+        want_g = torch.cat([make_input(f"{case}/ag{i}", q, (m,), "float32") for q in range(w)])
+        want_s = reference_reduce([make_input(f"{case}/rs{i}", q, (w * m,), "float32")
+                                   for q in range(w)], "SUM", "float32").narrow(0, r * m, m)
+        for what, x, want in (("all_reduce", got[0][i], want_a), ("all_gather", got[1][i], want_g),
+                              ("reduce_scatter", got[2][i], want_s)):
+            assert_close(x, want, "float32", f"{what} {i} vs reference")
+        if gl is not None:
+            for k, what in enumerate(("all_reduce", "all_gather", "reduce_scatter")):
+                assert_close(got[k][i], gl[k][i], "float32", f"{what} {i} vs gloo")
+
+
 def split(r, q):
     """Rows rank r sends to rank q in the uneven all_to_all cases (may be 0)."""
     return (r + 2 * q) % 3
@@ -409,6 +517,13 @@ def build_cases():
             if valid(op, d):
                 cases[f"reduce_scatter_tensor-{op}-{d}"] = (
                     lambda c, d=d, op=op: lambda ctx: case_reduce_scatter_tensor(ctx, c, d, op))
+        for op in ("SUM", "MAX"):
+            cases[f"allreduce_coalesced-{op}-{d}"] = (
+                lambda c, d=d, op=op: lambda ctx: case_allreduce_coalesced(ctx, c, d, op))
+            cases[f"reduce_scatter_tensor_coalesced-{op}-{d}"] = (
+                lambda c, d=d, op=op: lambda ctx: case_reduce_scatter_tensor_coalesced(ctx, c, d, op))
+        cases[f"allgather_into_tensor_coalesced-{d}"] = (
+            lambda c, d=d: lambda ctx: case_allgather_into_tensor_coalesced(ctx, c, d))
         cases[f"alltoall_single-equal-{d}"] = (lambda c, d=d: lambda ctx: case_alltoall_single(ctx, c, d, False))
         cases[f"alltoall_single-uneven-{d}"] = (lambda c, d=d: lambda ctx: case_alltoall_single(ctx, c, d, True))
         cases[f"gather-{d}"] = (lambda c, d=d: lambda ctx: case_gather(ctx, c, d))
@@ -424,6 +539,7 @@ def build_cases():
     cases["allreduce-noncontiguous"] = (lambda c: lambda ctx: case_noncontiguous(ctx, c))
     cases["async-work-future"] = (lambda c: lambda ctx: case_async_work(ctx, c))
     cases["barrier"] = (lambda c: lambda ctx: case_barrier(ctx, c))
+    cases["coalescing_manager-float32"] = (lambda c: lambda ctx: case_coalescing_manager(ctx, c))
     cases["unsupported-dtype-int16"] = (lambda c: lambda ctx: case_unsupported_dtype(ctx, c))
     cases["allreduce-empty"] = (lambda c: lambda ctx: case_empty(ctx, c))
     cases["new_group-subgroups"] = (lambda c: lambda ctx: case_subgroups(ctx, c))

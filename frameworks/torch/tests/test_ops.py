@@ -38,6 +38,9 @@ def test_gloo_compared_where_it_has_the_op(world, tmp_path_factory):
     # Gloo takes part in most cases (the rest: local reference only).
     assert len(used) >= 100, sorted(used)
     assert "allreduce-SUM-float32" in used and "alltoall_single-uneven-int64" in used
+    for case in ("allreduce_coalesced-SUM-float32", "allgather_into_tensor_coalesced-int64",
+                 "reduce_scatter_tensor_coalesced-MAX-float64", "coalescing_manager-float32"):
+        assert case in used, sorted(used)
 
 
 @pytest.mark.parametrize("world", [2, 4])
