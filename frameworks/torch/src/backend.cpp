@@ -60,11 +60,6 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
   if (host_of_rank.empty()) host_of_rank.assign(static_cast<size_t>(size), 0);
   TORCH_CHECK(static_cast<int>(host_of_rank.size()) == size,
               "xal: one host index per rank expected");
-  dev_ = process_device();
-  gdev_ = GroupDevice::of(dev_);
-  const long long ms = std::clamp<long long>(timeout.count(), 1, UINT32_MAX);
-  const auto timeout_ms = static_cast<uint32_t>(ms);
-  const size_t slot = slot_bytes_from_env();
   // This host's ranks meet in one segment; its lowest rank creates it.
   const int host = host_of_rank[static_cast<size_t>(rank)];
   uint32_t local_rank = 0, local_size = 0;
@@ -73,6 +68,11 @@ XalBackend::XalBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, i
       if (r < rank) ++local_rank;
       ++local_size;
     }
+  dev_ = process_device(static_cast<int>(local_rank));
+  gdev_ = GroupDevice::of(dev_);
+  const long long ms = std::clamp<long long>(timeout.count(), 1, UINT32_MAX);
+  const auto timeout_ms = static_cast<uint32_t>(ms);
+  const size_t slot = slot_bytes_from_env();
   hosts_ = *std::max_element(host_of_rank.begin(), host_of_rank.end()) + 1;
   const std::string key = std::string(kShmKey) + "/" + std::to_string(host);
   std::unique_ptr<ShmTransport> transport;

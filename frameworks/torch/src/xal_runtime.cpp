@@ -46,19 +46,29 @@ void throw_xal(const std::string& what, xal_status_t status) {
   C10_THROW_ERROR(DistBackendError, text);
 }
 
-xal_device_t process_device() {
+xal_device_t process_device(int local_rank) {
   std::call_once(g_init_once, [] {
     g_init_status = xal_init(nullptr);
     if (g_init_status == XAL_ERROR_INVALID_ARGUMENT) g_init_status = XAL_SUCCESS;  // already up
     if (g_init_status != XAL_SUCCESS) g_init_message = last_error_text(g_init_status);
   });
   TORCH_CHECK(g_init_status == XAL_SUCCESS, "xal: xal_init failed: ", g_init_message);
+  static std::mutex mu;
+  static xal_device_t chosen = nullptr;
+  std::lock_guard lock(mu);
+  if (chosen) return chosen;
   uint32_t count = 0;
   check_xal("xal_device_count", xal_device_count(&count));
-  const char* from = std::getenv("XAL_TORCH_DEVICE") ? "XAL_TORCH_DEVICE"
-                     : std::getenv("LOCAL_RANK")     ? "LOCAL_RANK"
-                                                     : nullptr;
-  long index = 0;
+  const char* from = nullptr;
+  for (const char* name : {"XAL_TORCH_DEVICE", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                           "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    const char* v = std::getenv(name);
+    if (v && *v) {
+      from = name;
+      break;
+    }
+  }
+  long index = local_rank;
   if (from) {
     char* end = nullptr;
     const char* text = std::getenv(from);
@@ -66,13 +76,15 @@ xal_device_t process_device() {
     TORCH_CHECK(end != text && *end == '\0' && index >= 0, "xal: ", from, "=", text,
                 " is not a device index");
   }
-  TORCH_CHECK(index < static_cast<long>(count), "xal: ", from ? from : "device index", "=", index,
-              " but only ", count, " xal device(s) are visible (XAL_BACKENDS=",
-              env_or("XAL_BACKENDS", "<all>"), ", XAL_MOCK_DEVICES=",
-              env_or("XAL_MOCK_DEVICES", "<default>"), ", XAL_DEVICE_SELECTOR=",
-              env_or("XAL_DEVICE_SELECTOR", "<none>"), ")");
+  TORCH_CHECK(index < static_cast<long>(count), "xal: ",
+              from ? from : "the rank's place on its host", "=", index, " but only ", count,
+              " xal device(s) are visible (XAL_BACKENDS=", env_or("XAL_BACKENDS", "<all>"),
+              ", XAL_MOCK_DEVICES=", env_or("XAL_MOCK_DEVICES", "<default>"),
+              ", XAL_DEVICE_SELECTOR=", env_or("XAL_DEVICE_SELECTOR", "<none>"),
+              "; XAL_TORCH_DEVICE picks another)");
   xal_device_t dev = nullptr;
   check_xal("xal_device_get", xal_device_get(static_cast<uint32_t>(index), &dev));
+  chosen = dev;
   return dev;
 }
 

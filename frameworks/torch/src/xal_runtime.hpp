@@ -13,10 +13,16 @@
 namespace xal::torch_backend {
 
 // Initialises xal once per process (XAL_BACKENDS, XAL_MOCK_DEVICES, ... from
-// the environment) and returns the device of this process: index
-// XAL_TORCH_DEVICE if set, else LOCAL_RANK if set, else 0, over the visible
-// devices. Throws c10::Error naming the index and what is visible.
-xal_device_t process_device();
+// the environment) and returns the device of this process, over the visible
+// devices: index XAL_TORCH_DEVICE if set, else the process's rank on its
+// host as its launcher tells it (LOCAL_RANK: torchrun;
+// OMPI_COMM_WORLD_LOCAL_RANK: Open MPI's mpirun; MPI_LOCALRANKID: MPICH's;
+// SLURM_LOCALID: srun), else `local_rank` (the rank's place among the
+// ranks of its host in the first group made: torch.multiprocessing.spawn
+// sets none of the above). The first call decides for the process; later
+// calls (new_group) return the same device. Throws c10::Error naming the
+// index, where it came from and what is visible. Thread-safe.
+xal_device_t process_device(int local_rank);
 
 // "mock:0 A100-SXM4-40GB (mock)"-like text for the device.
 std::string describe_device(xal_device_t dev);

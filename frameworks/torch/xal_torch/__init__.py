@@ -6,7 +6,9 @@ Importing this package registers the backend, so that
     torch.distributed.init_process_group(backend="xal")
 
 runs torch's collectives through xal: one process is one rank, on the xal
-device chosen by XAL_TORCH_DEVICE, else LOCAL_RANK, over the visible devices
+device chosen by XAL_TORCH_DEVICE, else the launcher's local rank (LOCAL_RANK,
+OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID), else the rank's
+place on its host, over the visible devices
 (XAL_BACKENDS, XAL_MOCK_DEVICES, XAL_DEVICE_SELECTOR). CPU tensors, and
 CUDA tensors: on the rank's own CUDA (or HIP) card in place, on torch's
 current stream; on any other device through a CPU copy. The
