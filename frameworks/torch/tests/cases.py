@@ -225,6 +225,14 @@ def case_reduce_scatter_list(ctx, case, dtype_name, op):
 COALESCED_SHAPES = [(7,), (3, 11), (1,)]
 
 
+def check_each(got, want, gloo, dtype_name):
+    """Tensor i of a coalesced call against the reference and Gloo's."""
+    for i in range(len(want)):
+        assert_close(got[i], want[i], dtype_name, f"xal vs reference, tensor {i}")
+        if gloo is not None:
+            assert_close(got[i], gloo[i], dtype_name, f"xal vs gloo, tensor {i}")
+
+
 def case_allreduce_coalesced(ctx, case, dtype_name, op):
     """ProcessGroup.allreduce_coalesced: tensors of several shapes, one call."""
     ins = [make_input(f"{case}/{i}", ctx.rank, shp, dtype_name)
@@ -239,12 +247,7 @@ def case_allreduce_coalesced(ctx, case, dtype_name, op):
         o.reduceOp = torch_op(op)
         group.allreduce_coalesced(ts, o).wait()
         return ts
-    got = run(ctx.xal)
-    gl = ctx.on_gloo(case, run)
-    for i in range(len(ins)):
-        assert_close(got[i], want[i], dtype_name, f"xal vs reference, tensor {i}")
-        if gl is not None:
-            assert_close(got[i], gl[i], dtype_name, f"xal vs gloo, tensor {i}")
+    check_each(run(ctx.xal), want, ctx.on_gloo(case, run), dtype_name)
 
 
 def case_allgather_into_tensor_coalesced(ctx, case, dtype_name):
@@ -258,12 +261,7 @@ def case_allgather_into_tensor_coalesced(ctx, case, dtype_name):
         outs = [torch.empty(ctx.world * n, dtype=DTYPES[dtype_name]) for n in sizes]
         group.allgather_into_tensor_coalesced(outs, [x.clone() for x in ins]).wait()
         return outs
-    got = run(ctx.xal)
-    gl = ctx.on_gloo(case, run)
-    for i in range(len(sizes)):
-        assert_close(got[i], want[i], dtype_name, f"xal vs reference, tensor {i}")
-        if gl is not None:
-            assert_close(got[i], gl[i], dtype_name, f"xal vs gloo, tensor {i}")
+    check_each(run(ctx.xal), want, ctx.on_gloo(case, run), dtype_name)
 
 
 def case_reduce_scatter_tensor_coalesced(ctx, case, dtype_name, op):
@@ -281,12 +279,7 @@ def case_reduce_scatter_tensor_coalesced(ctx, case, dtype_name, op):
         group.reduce_scatter_tensor_coalesced(
             outs, [inputs[i][ctx.rank].clone() for i in range(len(sizes))], o).wait()
         return outs
-    got = run(ctx.xal)
-    gl = ctx.on_gloo(case, run)
-    for i in range(len(sizes)):
-        assert_close(got[i], want[i], dtype_name, f"xal vs reference, tensor {i}")
-        if gl is not None:
-            assert_close(got[i], gl[i], dtype_name, f"xal vs gloo, tensor {i}")
+    check_each(run(ctx.xal), want, ctx.on_gloo(case, run), dtype_name)
 
 
 def case_coalescing_manager(ctx, case):
