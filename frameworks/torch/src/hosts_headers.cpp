@@ -91,9 +91,9 @@ xal_status_t RemoteHeaders::take(int peer, uint64_t tag,
     }
     if (stop_) return *why = "aborted (xal_comm_abort)", XAL_ERROR_ABORTED;
     if (!failed_.empty()) return *why = "between hosts (Gloo): " + failed_, XAL_ERROR_ABORTED;
-    if (came_.wait_until(lock, deadline) == std::cv_status::timeout &&
-        std::none_of(q.begin(), q.end(), [tag](const Header& h) { return h.tag == tag; }))
+    if (std::chrono::steady_clock::now() >= deadline)
       return *why = "no message came in time (timeout)", XAL_ERROR_TIMEOUT;
+    came_.wait_until(lock, deadline);
   }
 }
 

@@ -107,12 +107,12 @@ def test_two_hosts_in_network_namespaces_equal_one_host(two_hosts, tmp_path):
         if rank == WORLD - 1:
             assert "p2p-cross" in a and "p2p-after-mismatch" in a
             assert [src for src, _ in a["p2p-anysource-remote"]] == [0, 1]
-            for run in (one, two):  # recv_anysource that nobody sends to: the timeout
-                assert "XAL_ERROR_TIMEOUT" in run["p2p_silent"], run["p2p_silent"]
-                assert 2.5 < run["p2p_silent_s"] < 20, run["p2p_silent_s"]
         if rank == 0:  # every sender named, its message whole (compared below)
             assert [src for src, _ in a["p2p-anysource"]] == list(range(1, WORLD))
-        if rank == 0:  # a silent sender: an error within the group's 3 s timeout
+        if rank in (0, WORLD - 1):
+            # Rank 0's recv from a silent sender and the last rank's
+            # recv_anysource that nobody sends to: an error within the
+            # group's 3 s timeout.
             for run in (one, two):
                 assert "XAL_ERROR_TIMEOUT" in run["p2p_silent"], run["p2p_silent"]
                 assert 2.5 < run["p2p_silent_s"] < 20, run["p2p_silent_s"]
